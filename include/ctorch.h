@@ -1,0 +1,11 @@
+/* ctorch: PyTorch's device model in C. This header gathers the public API. */
+#ifndef CTORCH_H
+#define CTORCH_H
+
+#include "ctorch/core.h"
+#include "ctorch/device.h"
+#include "ctorch/alloc.h"
+#include "ctorch/tensor.h"
+#include "ctorch/ops.h"
+
+#endif

@@ -1,0 +1,95 @@
+/* ctorch ops: device-independent front ends. All operands must be on one device (an error names
+ * both devices otherwise; ctorch never copies silently). Shapes broadcast as in PyTorch and
+ * dtypes promote as in PyTorch (see ct_promote_types). Every result is a new reference. */
+#ifndef CTORCH_OPS_H
+#define CTORCH_OPS_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- elementwise, two tensors ---- */
+ct_tensor *ct_add(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_sub(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_mul(const ct_tensor *a, const ct_tensor *b);
+/* True division: integers give float32. */
+ct_tensor *ct_div(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_pow(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_maximum(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_minimum(const ct_tensor *a, const ct_tensor *b);
+/* Comparisons give bool tensors. */
+ct_tensor *ct_eq(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_ne(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_lt(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_le(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_gt(const ct_tensor *a, const ct_tensor *b);
+ct_tensor *ct_ge(const ct_tensor *a, const ct_tensor *b);
+/* cond ? a : b, elementwise; cond is bool. */
+ct_tensor *ct_where(const ct_tensor *cond, const ct_tensor *a, const ct_tensor *b);
+
+/* ---- elementwise, a tensor and a scalar (the scalar acts as a Python float: an integer or
+ * bool tensor gives float32, a floating tensor keeps its dtype) ---- */
+ct_tensor *ct_add_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_sub_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_mul_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_div_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_pow_scalar(const ct_tensor *a, double exponent);
+ct_tensor *ct_eq_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_ne_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_lt_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_le_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_gt_scalar(const ct_tensor *a, double s);
+ct_tensor *ct_ge_scalar(const ct_tensor *a, double s);
+
+/* ---- elementwise, one tensor (exp, log, sqrt, sigmoid, tanh, gelu of integers give float32) */
+ct_tensor *ct_neg(const ct_tensor *a);
+ct_tensor *ct_abs(const ct_tensor *a);
+ct_tensor *ct_exp(const ct_tensor *a);
+ct_tensor *ct_log(const ct_tensor *a);
+ct_tensor *ct_sqrt(const ct_tensor *a);
+ct_tensor *ct_relu(const ct_tensor *a);
+ct_tensor *ct_sigmoid(const ct_tensor *a);
+ct_tensor *ct_tanh(const ct_tensor *a);
+ct_tensor *ct_gelu(const ct_tensor *a); /* exact: x * Phi(x) */
+ct_tensor *ct_clamp(const ct_tensor *a, double min, double max);
+ct_tensor *ct_clamp_min(const ct_tensor *a, double min);
+ct_tensor *ct_clamp_max(const ct_tensor *a, double max);
+
+/* ---- reductions: dims lists the dims to reduce (ndims 0 means all dims) ---- */
+ct_tensor *ct_sum(const ct_tensor *a, const int *dims, int ndims, bool keepdim);
+ct_tensor *ct_mean(const ct_tensor *a, const int *dims, int ndims, bool keepdim);
+/* The largest / smallest value over dims (torch.amax / torch.amin). */
+ct_tensor *ct_max(const ct_tensor *a, const int *dims, int ndims, bool keepdim);
+ct_tensor *ct_min(const ct_tensor *a, const int *dims, int ndims, bool keepdim);
+/* Variance with Bessel's correction `correction` (1 = unbiased, as torch.var's default). */
+ct_tensor *ct_var(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim);
+ct_tensor *ct_std(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim);
+/* int64 indices of the first largest / smallest value along dim. */
+ct_tensor *ct_argmax(const ct_tensor *a, int dim, bool keepdim);
+ct_tensor *ct_argmin(const ct_tensor *a, int dim, bool keepdim);
+/* Over all elements, as flattened (torch.argmax(t) with no dim). */
+ct_tensor *ct_argmax_all(const ct_tensor *a);
+ct_tensor *ct_argmin_all(const ct_tensor *a);
+
+ct_tensor *ct_softmax(const ct_tensor *a, int dim);
+ct_tensor *ct_log_softmax(const ct_tensor *a, int dim);
+
+/* ---- linear algebra: torch.matmul (1-D to batched N-D with broadcasting) ---- */
+ct_tensor *ct_matmul(const ct_tensor *a, const ct_tensor *b);
+
+/* ---- joining and indexing ---- */
+ct_tensor *ct_cat(const ct_tensor *const *tensors, int count, int dim);
+ct_tensor *ct_stack(const ct_tensor *const *tensors, int count, int dim);
+/* index is a 1-D int32/int64 tensor. */
+ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index);
+/* out[i][j] = a[i][index[i][j]] for dim 1, and so on (torch.gather). */
+ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index);
+/* int64 one-hot of an integer tensor; num_classes -1 means max(index) + 1. */
+ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,134 @@
+/* ctorch tensors: refcounted storage on one device plus a view (shape, strides, offset, dtype).
+ *
+ * Ownership: every function that returns a ct_tensor * returns a new reference, which the
+ * caller drops with ct_release (NULL-safe). Inputs are borrowed. Inside a scope
+ * (ct_scope_push/ct_scope_pop) every returned reference is also recorded and released by the
+ * pop, unless ct_scope_keep hands it to the enclosing scope (or to the caller at top level).
+ *
+ * Errors: a function that fails returns NULL and records the error (ct_last_error). A function
+ * given a NULL tensor returns NULL and keeps the error already recorded, so a chain such as
+ * ct_relu(ct_add(ct_matmul(x, w), b)) is checked once at the end. */
+#ifndef CTORCH_TENSOR_H
+#define CTORCH_TENSOR_H
+
+#include <stdio.h>
+
+#include "ctorch/device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CT_MAX_DIMS 8
+
+typedef struct ct_tensor ct_tensor;
+
+/* ---- lifetime ---- */
+ct_tensor *ct_retain(ct_tensor *t);
+void ct_release(ct_tensor *t);
+int ct_refcount(const ct_tensor *t);
+
+void ct_scope_push(void);
+/* Releases every reference returned since the matching push, except those kept. */
+ct_status ct_scope_pop(void);
+/* Keeps t alive past the current scope: it moves to the enclosing scope, or to the caller. */
+ct_tensor *ct_scope_keep(ct_tensor *t);
+
+/* ---- creation, directly on the target device ---- */
+/* Copies numel(shape) elements of dtype from data (row-major). ndim 0 makes a scalar. */
+ct_tensor *ct_tensor_from_data(const void *data, ct_dtype dtype, const int64_t *shape, int ndim,
+                               ct_device device);
+ct_tensor *ct_empty(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
+ct_tensor *ct_zeros(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
+ct_tensor *ct_ones(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
+ct_tensor *ct_full(const int64_t *shape, int ndim, double value, ct_dtype dtype, ct_device device);
+/* Values start, start+step, ... below end (above end for a negative step). */
+ct_tensor *ct_arange(double start, double end, double step, ct_dtype dtype, ct_device device);
+ct_tensor *ct_linspace(double start, double end, int64_t steps, ct_dtype dtype, ct_device device);
+
+/* Random numbers come from a counter-based generator (Philox 4x32-10) kept per device: one seed
+ * gives the same numbers on every device. */
+void ct_manual_seed(uint64_t seed);          /* seeds every device */
+uint64_t ct_initial_seed(void);
+ct_tensor *ct_rand(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);  /* [0, 1) */
+ct_tensor *ct_randn(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device); /* N(0, 1) */
+/* Integers in [low, high). */
+ct_tensor *ct_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, ct_dtype dtype,
+                      ct_device device);
+
+/* ---- what a tensor is ---- */
+ct_dtype ct_tensor_dtype(const ct_tensor *t);
+ct_device ct_tensor_device(const ct_tensor *t);
+bool ct_tensor_is_cuda(const ct_tensor *t);
+int ct_tensor_ndim(const ct_tensor *t);
+/* The size of one dim; negative dims count from the end. -1 (and an error) when out of range. */
+int64_t ct_tensor_size(const ct_tensor *t, int dim);
+const int64_t *ct_tensor_shape(const ct_tensor *t);
+const int64_t *ct_tensor_strides(const ct_tensor *t); /* in elements */
+int64_t ct_tensor_offset(const ct_tensor *t);         /* in elements, into the storage */
+int64_t ct_numel(const ct_tensor *t);
+bool ct_is_contiguous(const ct_tensor *t);
+/* Do two tensors share storage (one is a view of the other)? */
+bool ct_tensor_shares_storage(const ct_tensor *a, const ct_tensor *b);
+
+/* ---- views (share storage with the input) ---- */
+/* One size may be -1. A view when the strides allow it, otherwise a copy (torch.reshape). */
+ct_tensor *ct_reshape(const ct_tensor *t, const int64_t *shape, int ndim);
+/* Always a view; an error when the strides do not allow it (torch.Tensor.view). */
+ct_tensor *ct_view(const ct_tensor *t, const int64_t *shape, int ndim);
+ct_tensor *ct_transpose(const ct_tensor *t, int dim0, int dim1);
+ct_tensor *ct_permute(const ct_tensor *t, const int *dims, int ndim);
+ct_tensor *ct_narrow(const ct_tensor *t, int dim, int64_t start, int64_t length);
+/* Python's t[start:end:step] along dim; start/end are clamped like Python's; step > 0. */
+ct_tensor *ct_slice(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step);
+ct_tensor *ct_select(const ct_tensor *t, int dim, int64_t index);
+ct_tensor *ct_squeeze(const ct_tensor *t);            /* all dims of size 1 */
+ct_tensor *ct_squeeze_dim(const ct_tensor *t, int dim);
+ct_tensor *ct_unsqueeze(const ct_tensor *t, int dim);
+/* -1 keeps a size; new leading dims may be added. */
+ct_tensor *ct_expand(const ct_tensor *t, const int64_t *shape, int ndim);
+ct_tensor *ct_flatten(const ct_tensor *t, int start_dim, int end_dim);
+/* A contiguous tensor: t itself (retained) when it already is. */
+ct_tensor *ct_contiguous(const ct_tensor *t);
+/* torch.chunk: up to `chunks` views along dim; writes *count of them into out[0..capacity). */
+ct_status ct_chunk(const ct_tensor *t, int chunks, int dim, ct_tensor **out, int capacity,
+                   int *count);
+/* torch.split with one size: views of split_size along dim (the last may be smaller). */
+ct_status ct_split(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **out, int capacity,
+                   int *count);
+
+/* ---- moving and copying ---- */
+/* A new tensor on device; t itself, retained, when it is already there (PyTorch returns self). */
+ct_tensor *ct_to(const ct_tensor *t, ct_device device);
+ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype);
+
+typedef struct ct_to_options {
+    ct_device device;
+    int dtype;          /* a ct_dtype, or -1 to keep t's dtype */
+    bool non_blocking;  /* return once the copy is queued (pinned host memory only) */
+    bool copy;          /* always a new tensor, even when nothing changes */
+} ct_to_options;
+/* Options with device = t's device, dtype kept, blocking, no forced copy. */
+ct_to_options ct_to_options_default(ct_device device);
+ct_tensor *ct_to_with(const ct_tensor *t, const ct_to_options *options);
+/* A new tensor with the same values on the same device. */
+ct_tensor *ct_clone(const ct_tensor *t);
+/* Copies src into dst in place (devices may differ); same shape and dtype required. */
+ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src);
+
+/* ---- reading back ---- */
+/* Copies the elements, in row-major order and t's dtype, into dst (dst_bytes must be enough). */
+ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes);
+/* The value of a one-element tensor. */
+ct_status ct_item(const ct_tensor *t, double *value);
+ct_status ct_item_int64(const ct_tensor *t, int64_t *value);
+
+/* PyTorch's layout: tensor([[1., 2.], [3., 4.]], device='cpu'). The string is malloc'ed. */
+char *ct_tensor_to_string(const ct_tensor *t);
+ct_status ct_fprint(FILE *stream, const ct_tensor *t);
+ct_status ct_print(const ct_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,188 @@
+/* Size classes: 512 bytes and below share one class; above, each power of two is split into 4
+ * classes, so a request wastes at most a quarter of its block and a pool lookup is O(1). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/caching_allocator.h"
+#include "core/core_internal.h"
+#include "device/backend_interface.h"
+
+#define CT_MIN_BLOCK 512
+#define CT_SIZE_CLASSES (64 * 4)
+#define CT_MAX_DEVICES_PER_TYPE 64
+
+typedef struct device_allocator {
+    pthread_mutex_t lock;
+    ct_block *pools[CT_SIZE_CLASSES];
+    ct_memory_stats stats;
+} device_allocator;
+
+static device_allocator allocators[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+static pthread_once_t allocators_once = PTHREAD_ONCE_INIT;
+
+static void init_allocators(void)
+{
+    for (int t = 0; t < CT_DEVICE_TYPE_COUNT; t++)
+        for (int i = 0; i < CT_MAX_DEVICES_PER_TYPE; i++)
+            pthread_mutex_init(&allocators[t][i].lock, NULL);
+}
+
+static device_allocator *allocator_of(ct_device device)
+{
+    if (device.type < 0 || device.type >= CT_DEVICE_TYPE_COUNT || device.index < 0 ||
+        device.index >= CT_MAX_DEVICES_PER_TYPE)
+        return NULL;
+    pthread_once(&allocators_once, init_allocators);
+    return &allocators[device.type][device.index];
+}
+
+/* The class of a request and the block size it rounds up to; -1 when it cannot be represented. */
+static int size_class_of(size_t bytes, size_t *class_size)
+{
+    if (bytes <= CT_MIN_BLOCK) {
+        *class_size = CT_MIN_BLOCK;
+        return 0;
+    }
+    int top = 63 - __builtin_clzll((unsigned long long)(bytes - 1)); /* 2^top < bytes <= 2^(top+1) */
+    size_t quarter = (size_t)1 << (top - 2);
+    size_t steps = (bytes - ((size_t)1 << top) + quarter - 1) / quarter; /* 1..4 */
+    if (top >= 62) return -1;
+    *class_size = ((size_t)1 << top) + steps * quarter;
+    return (top - 9) * 4 + (int)steps; /* 513 bytes (top 9, step 1) is class 1 */
+}
+
+static void note_allocation(ct_memory_stats *s, size_t size)
+{
+    s->allocated += size;
+    if (s->allocated > s->max_allocated) s->max_allocated = s->allocated;
+    if (s->reserved > s->max_reserved) s->max_reserved = s->reserved;
+}
+
+/* Frees every cached block of one device; the caller holds the lock. */
+static void release_cache_locked(device_allocator *a, ct_device device, const ct_backend *backend)
+{
+    for (int c = 0; c < CT_SIZE_CLASSES; c++) {
+        while (a->pools[c]) {
+            ct_block *block = a->pools[c];
+            a->pools[c] = block->next;
+            backend->raw_free(device.index, block->handle);
+            a->stats.reserved -= block->size;
+            a->stats.device_frees++;
+            free(block);
+        }
+    }
+}
+
+ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
+{
+    char asked[32], total_text[32], free_text[32], held[32], reserved[32], name[CT_DEVICE_STRING_MAX];
+    device_allocator *a = allocator_of(device);
+    const ct_backend *backend = ct_backend_of(device);
+    if (!a || !backend) return NULL;
+    size_t size;
+    int size_class = size_class_of(bytes, &size);
+    if (size_class < 0 || size_class >= CT_SIZE_CLASSES) goto out_of_memory;
+
+    pthread_mutex_lock(&a->lock);
+    ct_block *block = a->pools[size_class];
+    if (block) {
+        a->pools[size_class] = block->next;
+        block->next = NULL;
+        a->stats.cache_hits++;
+        note_allocation(&a->stats, block->size);
+        pthread_mutex_unlock(&a->lock);
+        return block;
+    }
+    void *handle = backend->raw_alloc(device.index, size);
+    if (!handle) {
+        release_cache_locked(a, device, backend);
+        handle = backend->raw_alloc(device.index, size);
+    }
+    block = handle ? calloc(1, sizeof *block) : NULL;
+    if (!block) {
+        if (handle) backend->raw_free(device.index, handle);
+        pthread_mutex_unlock(&a->lock);
+        goto out_of_memory;
+    }
+    block->handle = handle;
+    block->size = size;
+    block->device = device;
+    block->size_class = size_class;
+    a->stats.device_allocations++;
+    a->stats.reserved += size;
+    note_allocation(&a->stats, size);
+    pthread_mutex_unlock(&a->lock);
+    return block;
+
+out_of_memory:;
+    size_t free_bytes = 0, total_bytes = 0;
+    backend->mem_get_info(device.index, &free_bytes, &total_bytes);
+    ct_memory_stats stats = {0};
+    ct_memory_stats_get(device, &stats);
+    return ct_error_null(CT_ERR_OUT_OF_MEMORY,
+                         "out of memory on %s: tried to allocate %s; the device has %s in total, "
+                         "%s free; ctorch holds %s in tensors and %s reserved",
+                         ct_device_format(device, name, sizeof name),
+                         ct_format_bytes((double)bytes, asked, sizeof asked),
+                         ct_format_bytes((double)total_bytes, total_text, sizeof total_text),
+                         ct_format_bytes((double)free_bytes, free_text, sizeof free_text),
+                         ct_format_bytes((double)stats.allocated, held, sizeof held),
+                         ct_format_bytes((double)stats.reserved, reserved, sizeof reserved));
+}
+
+void ct_caching_allocator_free(ct_block *block)
+{
+    if (!block) return;
+    device_allocator *a = allocator_of(block->device);
+    pthread_mutex_lock(&a->lock);
+    a->stats.allocated -= block->size;
+    block->next = a->pools[block->size_class];
+    a->pools[block->size_class] = block;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* ---- the public statistics ---- */
+
+ct_status ct_memory_stats_get(ct_device device, ct_memory_stats *stats)
+{
+    if (!stats) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_memory_stats_get: stats is NULL");
+    ct_status status = ct_device_resolve(device, &device);
+    if (status != CT_OK) return status;
+    device_allocator *a = allocator_of(device);
+    pthread_mutex_lock(&a->lock);
+    *stats = a->stats;
+    pthread_mutex_unlock(&a->lock);
+    return CT_OK;
+}
+
+static ct_memory_stats stats_or_zero(ct_device device)
+{
+    ct_memory_stats stats = {0};
+    ct_memory_stats_get(device, &stats);
+    return stats;
+}
+
+size_t ct_memory_allocated(ct_device device) { return stats_or_zero(device).allocated; }
+size_t ct_max_memory_allocated(ct_device device) { return stats_or_zero(device).max_allocated; }
+size_t ct_memory_reserved(ct_device device) { return stats_or_zero(device).reserved; }
+size_t ct_max_memory_reserved(ct_device device) { return stats_or_zero(device).max_reserved; }
+
+void ct_reset_peak_memory_stats(ct_device device)
+{
+    if (ct_device_resolve(device, &device) != CT_OK) return;
+    device_allocator *a = allocator_of(device);
+    pthread_mutex_lock(&a->lock);
+    a->stats.max_allocated = a->stats.allocated;
+    a->stats.max_reserved = a->stats.reserved;
+    pthread_mutex_unlock(&a->lock);
+}
+
+void ct_empty_cache(ct_device device)
+{
+    if (ct_device_resolve(device, &device) != CT_OK) return;
+    device_allocator *a = allocator_of(device);
+    pthread_mutex_lock(&a->lock);
+    release_cache_locked(a, device, ct_backend_table[device.type]);
+    pthread_mutex_unlock(&a->lock);
+}

@@ -1,0 +1,13 @@
+/* What the layers above the backends use: launching kernels and copying on any device. */
+#ifndef CT_BACKEND_H
+#define CT_BACKEND_H
+
+#include "device/backend_interface.h"
+#include "kernels/kernel_ids.h"
+#include "kernels/kernel_params.h"
+
+/* Launches kernel over params->n work items on a resolved device. */
+ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
+                            const ct_kparams *params, long work_per_item);
+
+#endif

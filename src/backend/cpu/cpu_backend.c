@@ -1,0 +1,142 @@
+/* The CPU backend: host memory, memcpy for copies, kernels in OpenMP loops, OpenBLAS. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/core_internal.h"
+
+static bool cpu_init(char *reason, size_t reason_size)
+{
+    (void)reason;
+    (void)reason_size;
+    return true;
+}
+
+static int cpu_device_count(void) { return 1; }
+
+/* A field of /proc/meminfo in bytes, or 0. */
+static size_t meminfo_bytes(const char *field)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t value = 0, field_length = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, field_length) == 0 && line[field_length] == ':') {
+            value = (size_t)strtoull(line + field_length + 1, NULL, 10) * 1024;
+            break;
+        }
+    fclose(f);
+    return value;
+}
+
+static void cpu_model_name(char *buf, size_t size)
+{
+    snprintf(buf, size, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0) continue;
+        const char *value = strchr(line, ':');
+        if (!value) break;
+        value++;
+        while (*value == ' ') value++;
+        snprintf(buf, size, "%s", value);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+static ct_status cpu_get_properties(int index, ct_device_props *props)
+{
+    (void)index;
+    cpu_model_name(props->name, sizeof props->name);
+    snprintf(props->vendor, sizeof props->vendor, "host");
+    snprintf(props->driver_version, sizeof props->driver_version, "ctorch %s", CT_VERSION_STRING);
+    props->total_memory = meminfo_bytes("MemTotal");
+    props->max_allocation = props->total_memory;
+#ifdef _OPENMP
+    props->compute_units = omp_get_max_threads();
+#else
+    props->compute_units = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    props->is_gpu = false;
+    return CT_OK;
+}
+
+static ct_status cpu_mem_get_info(int index, size_t *free_bytes, size_t *total_bytes)
+{
+    (void)index;
+    *total_bytes = meminfo_bytes("MemTotal");
+    *free_bytes = meminfo_bytes("MemAvailable");
+    return CT_OK;
+}
+
+/* Large blocks start on a page so that copies between them avoid 4K aliasing. */
+static void *cpu_raw_alloc(int index, size_t bytes)
+{
+    (void)index;
+    size_t alignment = bytes >= (1u << 20) ? 4096 : 64;
+    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    if (rounded < bytes) return NULL;
+    return aligned_alloc(alignment, rounded);
+}
+
+static void cpu_raw_free(int index, void *handle)
+{
+    (void)index;
+    free(handle);
+}
+
+static ct_status cpu_copy_host_to_device(int index, void *dst, size_t dst_offset, const void *src,
+                                         size_t bytes)
+{
+    (void)index;
+    memcpy((char *)dst + dst_offset, src, bytes);
+    return CT_OK;
+}
+
+static ct_status cpu_copy_device_to_host(int index, void *dst, const void *src, size_t src_offset,
+                                         size_t bytes)
+{
+    (void)index;
+    memcpy(dst, (const char *)src + src_offset, bytes);
+    return CT_OK;
+}
+
+static ct_status cpu_copy_device_to_device(int index, void *dst, size_t dst_offset, const void *src,
+                                           size_t src_offset, size_t bytes)
+{
+    (void)index;
+    memmove((char *)dst + dst_offset, (const char *)src + src_offset, bytes);
+    return CT_OK;
+}
+
+static ct_status cpu_synchronize(int index)
+{
+    (void)index;
+    return CT_OK; /* CPU work runs to completion before its call returns */
+}
+
+const ct_backend ct_cpu_backend = {
+    .type = CT_CPU,
+    .init = cpu_init,
+    .device_count = cpu_device_count,
+    .get_properties = cpu_get_properties,
+    .mem_get_info = cpu_mem_get_info,
+    .raw_alloc = cpu_raw_alloc,
+    .raw_free = cpu_raw_free,
+    .copy_host_to_device = cpu_copy_host_to_device,
+    .copy_device_to_host = cpu_copy_device_to_host,
+    .copy_device_to_device = cpu_copy_device_to_device,
+    .launch = ct_cpu_launch,
+    .gemm = ct_cpu_gemm,
+    .synchronize = cpu_synchronize,
+};

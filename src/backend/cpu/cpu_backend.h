@@ -1,0 +1,10 @@
+#ifndef CT_CPU_BACKEND_H
+#define CT_CPU_BACKEND_H
+
+#include "device/backend_interface.h"
+
+ct_status ct_cpu_launch(int index, int kernel, void *const buffers[], const struct ct_kparams *params,
+                        long work_per_item);
+ct_status ct_cpu_gemm(int index, const ct_gemm_args *args);
+
+#endif

@@ -1,0 +1,31 @@
+/* Matrix products on the CPU through OpenBLAS (cblas), one call per matrix of a batch. */
+#include <cblas.h>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/core_internal.h"
+
+ct_status ct_cpu_gemm(int index, const ct_gemm_args *g)
+{
+    (void)index;
+    CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
+    CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
+    for (long i = 0; i < g->batch; i++) {
+        if (g->dtype == CT_F32) {
+            const float *a = (const float *)g->a + g->a_offset + i * g->a_batch_stride;
+            const float *b = (const float *)g->b + g->b_offset + i * g->b_batch_stride;
+            float *c = (float *)g->c + g->c_offset + i * g->c_batch_stride;
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, (float)g->alpha, a,
+                        (int)g->lda, b, (int)g->ldb, (float)g->beta, c, (int)g->ldc);
+        } else if (g->dtype == CT_F64) {
+            const double *a = (const double *)g->a + g->a_offset + i * g->a_batch_stride;
+            const double *b = (const double *)g->b + g->b_offset + i * g->b_batch_stride;
+            double *c = (double *)g->c + g->c_offset + i * g->c_batch_stride;
+            cblas_dgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, g->alpha, a,
+                        (int)g->lda, b, (int)g->ldb, g->beta, c, (int)g->ldc);
+        } else {
+            return ct_error(CT_ERR_DTYPE, "cpu gemm: dtype %s has no BLAS routine",
+                            ct_dtype_name(g->dtype));
+        }
+    }
+    return CT_OK;
+}

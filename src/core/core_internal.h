@@ -1,0 +1,24 @@
+/* Internal helpers of the core layer: recording errors, logging, byte sizes. */
+#ifndef CT_CORE_INTERNAL_H
+#define CT_CORE_INTERNAL_H
+
+#include "ctorch/core.h"
+
+#define CT_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+
+/* Records status and a one-line message for this thread and returns status. */
+ct_status ct_error(ct_status status, const char *fmt, ...) CT_PRINTF(2, 3);
+/* The same, returning NULL, for calls that return pointers. */
+void *ct_error_null(ct_status status, const char *fmt, ...) CT_PRINTF(2, 3);
+/* For a NULL argument: keeps an error already recorded (the first error of a chain), otherwise
+ * records CT_ERR_NULL_ARGUMENT naming the argument and the call. Returns NULL. */
+void *ct_null_argument(const char *function, const char *argument);
+
+void ct_log(ct_log_level level, const char *fmt, ...) CT_PRINTF(2, 3);
+
+/* "1.50 GiB" into buf. */
+const char *ct_format_bytes(double bytes, char *buf, size_t size);
+
+#define CT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

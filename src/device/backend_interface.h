@@ -1,0 +1,56 @@
+/* The interface every device type implements (the CPU, OpenCL, CUDA). This is the only place
+ * that dispatches on the device type: the layers above call through ct_backend_of(). */
+#ifndef CT_BACKEND_INTERFACE_H
+#define CT_BACKEND_INTERFACE_H
+
+#include "ctorch/device.h"
+
+struct ct_kparams;
+
+/* C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C, row-major, for `batch` matrices at
+ * constant batch strides (0 repeats one matrix). Offsets, leading dims and strides in elements. */
+typedef struct ct_gemm_args {
+    ct_dtype dtype;
+    bool trans_a, trans_b;
+    long m, n, k, batch;
+    double alpha, beta;
+    void *a; long a_offset, lda, a_batch_stride;
+    void *b; long b_offset, ldb, b_batch_stride;
+    void *c; long c_offset, ldc, c_batch_stride;
+} ct_gemm_args;
+
+typedef struct ct_backend {
+    ct_device_type type;
+    /* Finds the devices, once. false with a reason when there are none. */
+    bool (*init)(char *reason, size_t reason_size);
+    int (*device_count)(void);
+    ct_status (*get_properties)(int index, ct_device_props *props);
+    ct_status (*mem_get_info)(int index, size_t *free_bytes, size_t *total_bytes);
+
+    /* Device memory, uncached (the allocator layer caches). NULL when the device has no room. */
+    void *(*raw_alloc)(int index, size_t bytes);
+    void (*raw_free)(int index, void *handle);
+
+    /* Blocking copies; offsets in bytes. */
+    ct_status (*copy_host_to_device)(int index, void *dst, size_t dst_offset, const void *src,
+                                     size_t bytes);
+    ct_status (*copy_device_to_host)(int index, void *dst, const void *src, size_t src_offset,
+                                     size_t bytes);
+    ct_status (*copy_device_to_device)(int index, void *dst, size_t dst_offset, const void *src,
+                                       size_t src_offset, size_t bytes);
+
+    /* Runs kernel `kernel` (a ct_kernel_id) over params->n work items. work_per_item is a hint
+     * of how many elements each item touches, so that small launches stay on one thread. */
+    ct_status (*launch)(int index, int kernel, void *const buffers[], const struct ct_kparams *params,
+                        long work_per_item);
+    ct_status (*gemm)(int index, const ct_gemm_args *args);
+    ct_status (*synchronize)(int index);
+} ct_backend;
+
+/* The backend compiled in for a type, or NULL. Defined by the backend layer. */
+extern const ct_backend *const ct_backend_table[CT_DEVICE_TYPE_COUNT];
+
+/* The backend of a resolved device, initialised; NULL with an error when it is not usable. */
+const ct_backend *ct_backend_of(ct_device device);
+
+#endif

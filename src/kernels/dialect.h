@@ -1,0 +1,85 @@
+/* The kernel dialect: a dozen macros that let one kernel text compile as OpenCL C, as CUDA C
+ * through NVRTC, and as plain C that the CPU backend calls from an OpenMP loop.
+ *
+ * A kernel is written as
+ *     CT_KERNEL name(CT_IDX_PARAM CT_KERNEL_BUFFERS, const ct_kparams p) { long i = CT_IDX; ... }
+ * Every kernel has the same signature: four untyped buffers and one parameter block (see
+ * kernel_params.h), so that one launcher per backend serves every kernel. */
+#ifndef CT_KERNEL_DIALECT_H
+#define CT_KERNEL_DIALECT_H
+
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define CT_KERNEL __kernel void
+#define CT_GLOBAL __global
+#define CT_IDX_PARAM
+#define CT_IDX ((long)get_global_id(0))
+#define CT_FN static inline
+#define CT_SIMD_REDUCTION(op, var)
+
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
+typedef unsigned char uchar;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+#define CT_KERNEL extern "C" __global__ void
+#define CT_GLOBAL
+#define CT_IDX_PARAM
+#define CT_IDX ((long)blockIdx.x * (long)blockDim.x + (long)threadIdx.x)
+#define CT_FN static __device__ inline
+#define CT_SIMD_REDUCTION(op, var)
+
+#else /* plain C, on the CPU */
+#include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
+typedef unsigned char uchar;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+#define CT_KERNEL static inline void
+#define CT_GLOBAL
+#define CT_IDX_PARAM long ct_idx_,
+#define CT_IDX ct_idx_
+#define CT_FN static inline
+#define CT_PRAGMA(x) _Pragma(#x)
+/* Lets the compiler vectorise a reduction loop (reassociating it) where OpenMP runs it. */
+#define CT_SIMD_REDUCTION(op, var) CT_PRAGMA(omp simd reduction(op : var))
+#endif
+
+#include "kernels/kernel_params.h"
+
+/* The buffers of every kernel; cast with CT_BUFFER(type, index) (offset applied). */
+#define CT_KERNEL_BUFFERS                                                                        \
+    CT_GLOBAL void *ct_b0_, CT_GLOBAL void *ct_b1_, CT_GLOBAL void *ct_b2_, CT_GLOBAL void *ct_b3_
+#define CT_BUFFER(type, index) ((CT_GLOBAL type *)ct_b##index##_ + p.off[index])
+
+/* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). */
+#define CT_TYPE_f32 float
+#define CT_TYPE_f64 double
+#define CT_TYPE_i32 int
+#define CT_TYPE_i64 long
+#define CT_TYPE_u8 uchar
+#define CT_TYPE_b8 uchar
+#define CT_CONVERT_f32(x) ((float)(x))
+#define CT_CONVERT_f64(x) ((double)(x))
+#define CT_CONVERT_i32(x) ((int)(x))
+#define CT_CONVERT_i64(x) ((long)(x))
+#define CT_CONVERT_u8(x) ((uchar)(x))
+#define CT_CONVERT_b8(x) ((uchar)((x) != 0))
+
+/* Calls M(suffix) for dtype suffixes: kernel sources instantiate their kernels with these. */
+#define CT_EACH_DTYPE(M) M(f32) M(f64) M(i32) M(i64) M(u8) M(b8)
+#define CT_EACH_NUMERIC(M) M(f32) M(f64) M(i32) M(i64) M(u8)
+#define CT_EACH_FLOAT(M) M(f32) M(f64)
+
+/* The element offsets of the first `count` operands for linear index i of the strided index
+ * space p.size[0..p.ndim) (row-major, last dim fastest). */
+CT_FN void ct_strided_offsets(long i, const ct_kparams *p, int count, long *offsets)
+{
+    for (int op = 0; op < count; op++) offsets[op] = p->off[op];
+    for (long d = p->ndim - 1; d >= 0; d--) {
+        long size = p->size[d];
+        long coord = i % size;
+        i /= size;
+        for (int op = 0; op < count; op++) offsets[op] += coord * p->stride[op][d];
+    }
+}
+
+#endif

@@ -1,0 +1,1 @@
+#define CT_ELEMENTWISE_KERNELS(X)

@@ -1,0 +1,2 @@
+#define CT_FILL_KERNELS(X) CT_LIST_EACH_DTYPE(X, fill) CT_LIST_EACH_DTYPE(X, arange) \
+    CT_LIST_EACH_DTYPE(X, linspace)

@@ -1,0 +1,1 @@
+#define CT_INDEX_KERNELS(X)

@@ -1,0 +1,50 @@
+/* The list of every kernel, and their ids. Each kernel family lists its kernels in
+ * <family>_list.h and writes them in <family>.ct; a backend compiles the .ct sources and maps
+ * each id to its compiled kernel, so adding a kernel never touches a backend. */
+#ifndef CT_KERNEL_IDS_H
+#define CT_KERNEL_IDS_H
+
+#include "ctorch/core.h"
+
+/* X(base##_f32) ... for each dtype suffix. */
+#define CT_LIST_EACH_DTYPE(X, base) X(base##_f32) X(base##_f64) X(base##_i32) X(base##_i64) \
+    X(base##_u8) X(base##_b8)
+#define CT_LIST_EACH_NUMERIC(X, base) X(base##_f32) X(base##_f64) X(base##_i32) X(base##_i64) \
+    X(base##_u8)
+#define CT_LIST_EACH_FLOAT(X, base) X(base##_f32) X(base##_f64)
+
+#include "kernels/copy_list.h"
+#include "kernels/elementwise_list.h"
+#include "kernels/fill_list.h"
+#include "kernels/index_list.h"
+#include "kernels/random_list.h"
+#include "kernels/reduce_list.h"
+
+#define CT_KERNEL_LIST(X)                                                                        \
+    CT_FILL_KERNELS(X) CT_COPY_KERNELS(X) CT_ELEMENTWISE_KERNELS(X) CT_RANDOM_KERNELS(X)         \
+    CT_REDUCE_KERNELS(X) CT_INDEX_KERNELS(X)
+
+/* The kernel sources, in the order a backend compiles them (after dialect.h). */
+#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(index)
+
+#define CT_KERNEL_ENUM_ENTRY(name) CT_K_##name,
+typedef enum ct_kernel_id {
+    CT_K_NONE = 0, /* "no kernel for this dtype" in the tables below */
+    CT_KERNEL_LIST(CT_KERNEL_ENUM_ENTRY) CT_KERNEL_COUNT
+} ct_kernel_id;
+#undef CT_KERNEL_ENUM_ENTRY
+
+/* Tables from dtype to kernel id, for the ops: CT_KERNELS_BY_DTYPE(fill)[CT_F32] is fill_f32. */
+#define CT_KERNELS_BY_DTYPE(base)                                                                \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_I32] = CT_K_##base##_i32,   \
+     [CT_I64] = CT_K_##base##_i64, [CT_U8] = CT_K_##base##_u8, [CT_BOOL] = CT_K_##base##_b8}
+#define CT_KERNELS_BY_NUMERIC_DTYPE(base)                                                        \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_I32] = CT_K_##base##_i32,   \
+     [CT_I64] = CT_K_##base##_i64, [CT_U8] = CT_K_##base##_u8, [CT_BOOL] = CT_K_NONE}
+#define CT_KERNELS_BY_FLOAT_DTYPE(base)                                                          \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64}
+
+/* "fill_f32": the name the kernel has in its source. */
+const char *ct_kernel_name(ct_kernel_id id);
+
+#endif

@@ -1,0 +1,19 @@
+/* The parameter block every kernel receives by value. Its layout is the same in C, OpenCL C and
+ * CUDA (only 64-bit fields), so the host fills it once and any backend passes it on. */
+#ifndef CT_KERNEL_PARAMS_H
+#define CT_KERNEL_PARAMS_H
+
+#define CT_KERNEL_MAX_DIMS 8
+#define CT_KERNEL_MAX_BUFFERS 4
+
+typedef struct ct_kparams {
+    long n;                                             /* work items */
+    long ndim;                                          /* dims of the strided index space */
+    long off[CT_KERNEL_MAX_BUFFERS];                    /* element offset into each buffer */
+    long size[CT_KERNEL_MAX_DIMS];                      /* sizes of the index space */
+    long stride[CT_KERNEL_MAX_BUFFERS][CT_KERNEL_MAX_DIMS]; /* per buffer, in elements */
+    long l[4];                                          /* integer parameters of the kernel */
+    double s[4];                                        /* floating parameters of the kernel */
+} ct_kparams;
+
+#endif

@@ -1,0 +1,1 @@
+#define CT_RANDOM_KERNELS(X)

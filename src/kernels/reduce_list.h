@@ -1,0 +1,1 @@
+#define CT_REDUCE_KERNELS(X)

@@ -1,0 +1,60 @@
+/* Running the kernels every layer needs over tensors: index spaces, fills and copies. */
+#include <string.h>
+
+#include "tensor/tensor_internal.h"
+
+bool ct_kparams_index_space(ct_kparams *p, const int64_t *shape, int ndim, int count,
+                            const int64_t *const *strides)
+{
+    int merged = 0;
+    p->n = ct_shape_numel(shape, ndim);
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue; /* a size-1 dim moves no operand */
+        bool mergeable = merged > 0;
+        for (int op = 0; op < count && mergeable; op++)
+            mergeable = p->stride[op][merged - 1] == strides[op][d] * shape[d];
+        if (mergeable) {
+            p->size[merged - 1] *= shape[d];
+            for (int op = 0; op < count; op++) p->stride[op][merged - 1] = strides[op][d];
+        } else {
+            p->size[merged] = shape[d];
+            for (int op = 0; op < count; op++) p->stride[op][merged] = strides[op][d];
+            merged++;
+        }
+    }
+    p->ndim = merged;
+    bool contiguous = merged <= 1;
+    for (int op = 0; op < count && merged == 1; op++) contiguous = contiguous && p->stride[op][0] == 1;
+    return contiguous;
+}
+
+ct_status ct_tensor_fill(ct_tensor *t, double value)
+{
+    static const ct_kernel_id fill_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(fill);
+    ct_kparams p = {0};
+    p.n = ct_numel(t);
+    p.off[0] = t->offset;
+    p.s[0] = value;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(t)};
+    return ct_backend_launch(t->storage->device, fill_kernels[t->dtype], buffers, &p, 1);
+}
+
+#define CT_COPY_ROW(S)                                                                           \
+    {[CT_F32] = CT_K_copy_##S##_to_f32, [CT_F64] = CT_K_copy_##S##_to_f64,                       \
+     [CT_I32] = CT_K_copy_##S##_to_i32, [CT_I64] = CT_K_copy_##S##_to_i64,                       \
+     [CT_U8] = CT_K_copy_##S##_to_u8, [CT_BOOL] = CT_K_copy_##S##_to_b8}
+static const ct_kernel_id copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = {
+    [CT_F32] = CT_COPY_ROW(f32), [CT_F64] = CT_COPY_ROW(f64), [CT_I32] = CT_COPY_ROW(i32),
+    [CT_I64] = CT_COPY_ROW(i64), [CT_U8] = CT_COPY_ROW(u8),   [CT_BOOL] = CT_COPY_ROW(b8),
+};
+
+ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src)
+{
+    ct_kparams p = {0};
+    const int64_t *strides[2] = {dst->strides, src->strides};
+    p.l[0] = ct_kparams_index_space(&p, dst->shape, dst->ndim, 2, strides);
+    p.off[0] = dst->offset;
+    p.off[1] = src->offset;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(dst), ct_tensor_handle(src)};
+    return ct_backend_launch(dst->storage->device, copy_kernels[src->dtype][dst->dtype], buffers, &p, 1);
+}

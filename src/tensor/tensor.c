@@ -1,0 +1,188 @@
+/* Tensors and their storage: creation of the records, reference counts, what a tensor is. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor_internal.h"
+
+int64_t ct_shape_numel(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+void ct_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides)
+{
+    int64_t stride = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = stride;
+        stride *= shape[d] > 1 ? shape[d] : 1;
+    }
+}
+
+const char *ct_shape_format(const int64_t *shape, int ndim, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtype,
+                           const int64_t *shape, int ndim)
+{
+    if (!ct_dtype_is_valid(dtype))
+        return ct_error_null(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
+    if (ndim < 0 || ndim > CT_MAX_DIMS)
+        return ct_error_null(CT_ERR_SHAPE, "%s: %d dims asked; ctorch tensors have 0 to %d dims",
+                             function, ndim, CT_MAX_DIMS);
+    if (ndim > 0 && !shape) return ct_null_argument(function, "shape");
+    if (ct_device_resolve(device, &device) != CT_OK) return NULL;
+    size_t bytes = ct_dtype_size(dtype);
+    for (int d = 0; d < ndim; d++) {
+        char text[256];
+        if (shape[d] < 0)
+            return ct_error_null(CT_ERR_SHAPE, "%s: shape %s has a negative size in dim %d; sizes "
+                                 "must be >= 0", function, ct_shape_format(shape, ndim, text, sizeof text), d);
+        if (shape[d] > 0 && bytes > SIZE_MAX / (size_t)shape[d])
+            return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: shape %s of %s is more bytes than "
+                                 "memory can address", function,
+                                 ct_shape_format(shape, ndim, text, sizeof text), ct_dtype_name(dtype));
+        bytes *= (size_t)shape[d];
+    }
+    ct_storage *storage = calloc(1, sizeof *storage);
+    ct_tensor *t = calloc(1, sizeof *t);
+    if (!storage || !t) {
+        free(storage);
+        free(t);
+        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for a tensor record", function);
+    }
+    if (bytes > 0) {
+        storage->block = ct_caching_allocator_malloc(device, bytes);
+        if (!storage->block) {
+            free(storage);
+            free(t);
+            return NULL;
+        }
+    }
+    atomic_init(&storage->refcount, 1);
+    storage->device = device;
+    storage->nbytes = bytes;
+    atomic_init(&t->refcount, 1);
+    t->storage = storage;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int d = 0; d < ndim; d++) t->shape[d] = shape[d];
+    ct_contiguous_strides(t->shape, ndim, t->strides);
+    return t;
+}
+
+ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *shape,
+                             const int64_t *strides, int64_t offset)
+{
+    ct_tensor *t = calloc(1, sizeof *t);
+    if (!t) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "no host memory for a tensor record");
+    atomic_init(&t->refcount, 1);
+    t->storage = base->storage;
+    atomic_fetch_add(&t->storage->refcount, 1);
+    t->dtype = base->dtype;
+    t->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        t->shape[d] = shape[d];
+        t->strides[d] = strides[d];
+    }
+    t->offset = offset;
+    return t;
+}
+
+void *ct_tensor_handle(const ct_tensor *t) { return t->storage->block ? t->storage->block->handle : NULL; }
+
+ct_tensor *ct_retain(ct_tensor *t)
+{
+    CT_API_ENTER;
+    if (!t) return ct_api_return(ct_null_argument("ct_retain", "t"));
+    atomic_fetch_add(&t->refcount, 1);
+    return ct_api_return(t);
+}
+
+static void storage_release(ct_storage *storage)
+{
+    if (atomic_fetch_sub(&storage->refcount, 1) != 1) return;
+    ct_caching_allocator_free(storage->block);
+    free(storage);
+}
+
+void ct_release(ct_tensor *t)
+{
+    if (!t) return;
+    if (!ct_api_nested()) ct_scope_forget(t);
+    if (atomic_fetch_sub(&t->refcount, 1) != 1) return;
+    storage_release(t->storage);
+    free(t);
+}
+
+int ct_refcount(const ct_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
+
+/* ---- what a tensor is ---- */
+
+ct_dtype ct_tensor_dtype(const ct_tensor *t) { return t ? t->dtype : CT_F32; }
+ct_device ct_tensor_device(const ct_tensor *t) { return t ? t->storage->device : CT_DEVICE_CPU; }
+bool ct_tensor_is_cuda(const ct_tensor *t) { return t && t->storage->device.type == CT_CUDA; }
+int ct_tensor_ndim(const ct_tensor *t) { return t ? t->ndim : 0; }
+const int64_t *ct_tensor_shape(const ct_tensor *t) { return t ? t->shape : NULL; }
+const int64_t *ct_tensor_strides(const ct_tensor *t) { return t ? t->strides : NULL; }
+int64_t ct_tensor_offset(const ct_tensor *t) { return t ? t->offset : 0; }
+int64_t ct_numel(const ct_tensor *t) { return t ? ct_shape_numel(t->shape, t->ndim) : 0; }
+
+int64_t ct_tensor_size(const ct_tensor *t, int dim)
+{
+    if (!t) {
+        ct_null_argument("ct_tensor_size", "t");
+        return -1;
+    }
+    int d = 0;
+    if (ct_normalize_dim("ct_tensor_size", dim, t->ndim, false, &d) != CT_OK) return -1;
+    return t->shape[d];
+}
+
+bool ct_is_contiguous(const ct_tensor *t)
+{
+    if (!t) return false;
+    int64_t expected = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] == 1) continue;
+        if (t->strides[d] != expected) return false;
+        expected *= t->shape[d];
+    }
+    return true;
+}
+
+bool ct_tensor_shares_storage(const ct_tensor *a, const ct_tensor *b)
+{
+    return a && b && a->storage == b->storage;
+}
+
+/* ---- checks ---- */
+
+ct_status ct_normalize_dim(const char *function, int dim, int ndim, bool inserting, int *out)
+{
+    int range = inserting ? ndim + 1 : ndim;
+    if (range == 0) range = 1; /* a 0-d tensor accepts dim 0 and -1, as in PyTorch */
+    if (dim < -range || dim >= range)
+        return ct_error(CT_ERR_INDEX, "%s: dim %d is out of range for a %d-d tensor; use %d to %d",
+                        function, dim, ndim, -range, range - 1);
+    *out = dim < 0 ? dim + range : dim;
+    return CT_OK;
+}
+
+ct_status ct_check_same_device(const char *function, const ct_tensor *a, const ct_tensor *b)
+{
+    if (ct_device_equal(a->storage->device, b->storage->device)) return CT_OK;
+    char da[CT_DEVICE_STRING_MAX], db[CT_DEVICE_STRING_MAX];
+    return ct_error(CT_ERR_DEVICE, "%s: expected all tensors to be on the same device, but found "
+                    "at least two devices, %s and %s; move one with ct_to first", function,
+                    ct_device_format(a->storage->device, da, sizeof da),
+                    ct_device_format(b->storage->device, db, sizeof db));
+}

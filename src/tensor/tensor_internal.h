@@ -1,0 +1,72 @@
+/* The tensor layer's insides, shared by the layers above (ops, and later autograd and nn). */
+#ifndef CT_TENSOR_INTERNAL_H
+#define CT_TENSOR_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "alloc/caching_allocator.h"
+#include "backend/backend.h"
+#include "core/core_internal.h"
+#include "ctorch/tensor.h"
+
+typedef struct ct_storage {
+    atomic_int refcount;
+    ct_device device;
+    ct_block *block; /* NULL for zero bytes */
+    size_t nbytes;
+} ct_storage;
+
+struct ct_tensor {
+    atomic_int refcount;
+    ct_storage *storage;
+    ct_dtype dtype;
+    int ndim;
+    int64_t shape[CT_MAX_DIMS];
+    int64_t strides[CT_MAX_DIMS]; /* in elements */
+    int64_t offset;               /* in elements */
+};
+
+/* ---- the API boundary ----
+ * Public functions that return tensors start with CT_API_ENTER and return through
+ * ct_api_return: only the outermost call records its result in the current scope, so that
+ * ctorch's own calls between public functions never touch the user's scopes. */
+void ct_api_enter(void);
+ct_tensor *ct_api_return(ct_tensor *t);
+#define CT_API_ENTER ct_api_enter()
+/* Is this code running inside another public call? */
+bool ct_api_nested(void);
+/* Removes one record of t from the current scope, if there is one (explicit release). */
+void ct_scope_forget(ct_tensor *t);
+
+/* ---- making tensors (untracked; the public functions track) ---- */
+/* A new contiguous tensor on a resolved device; checks ndim, sizes and byte-count overflow. */
+ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtype,
+                           const int64_t *shape, int ndim);
+/* A view of base's storage with the given geometry. */
+ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *shape,
+                             const int64_t *strides, int64_t offset);
+void *ct_tensor_handle(const ct_tensor *t);
+
+int64_t ct_shape_numel(const int64_t *shape, int ndim);
+void ct_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
+/* "[2, 3]" into buf. */
+const char *ct_shape_format(const int64_t *shape, int ndim, char *buf, size_t size);
+
+/* ---- checks that record precise errors ---- */
+/* dim in [-ndim, ndim) (or [-(ndim+1), ndim] when `inserting`), made non-negative into *out. */
+ct_status ct_normalize_dim(const char *function, int dim, int ndim, bool inserting, int *out);
+/* The same device, or an error naming both devices. */
+ct_status ct_check_same_device(const char *function, const ct_tensor *a, const ct_tensor *b);
+
+/* ---- running kernels over tensors ---- */
+/* Fills p's index space from shape and the strides of `count` operands (offsets from the
+ * tensors are set by the caller), merging dims that are contiguous in every operand. Returns
+ * true when every operand is contiguous over the whole space (a flat loop will do). */
+bool ct_kparams_index_space(ct_kparams *p, const int64_t *shape, int ndim, int count,
+                            const int64_t *const *strides);
+/* dst = src elementwise, with dst's dtype; same device and same shape. */
+ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src);
+/* Fills a contiguous tensor with value. */
+ct_status ct_tensor_fill(ct_tensor *t, double value);
+
+#endif
