@@ -1,0 +1,24 @@
+/* Shared by the op front ends: operand checks and broadcasting. */
+#ifndef CT_OPS_INTERNAL_H
+#define CT_OPS_INTERNAL_H
+
+#include "ctorch/ops.h"
+#include "tensor/tensor_internal.h"
+
+/* Checks that no operand is NULL (keeping the first error of a chain, naming the argument
+ * otherwise) and that all are on one device (an error naming both devices). names[i] names
+ * tensors[i] in messages ("a", "b", ...). */
+ct_status ct_check_operands(const char *function, const ct_tensor *const *tensors,
+                            const char *const *names, int count);
+
+/* PyTorch's broadcasting of count shapes into out_shape/out_ndim, or CT_ERR_SHAPE naming the
+ * shapes and the first dim that does not fit. */
+ct_status ct_broadcast_shapes(const char *function, const ct_tensor *const *tensors, int count,
+                              int64_t *out_shape, int *out_ndim);
+/* t's strides seen through shape (0 where t is broadcast). */
+void ct_broadcast_strides(const ct_tensor *t, const int64_t *shape, int ndim, int64_t *strides);
+
+/* A new tensor with t's values in dtype, on t's device (t retained when it already is). */
+ct_tensor *ct_cast_if_needed(const ct_tensor *t, ct_dtype dtype);
+
+#endif
