@@ -14,7 +14,7 @@ void *ct_error_null(ct_status status, const char *fmt, ...) CT_PRINTF(2, 3);
  * records CT_ERR_NULL_ARGUMENT naming the argument and the call. Returns NULL. */
 void *ct_null_argument(const char *function, const char *argument);
 
-void ct_log(ct_log_level level, const char *fmt, ...) CT_PRINTF(2, 3);
+void ct_log_message(ct_log_level level, const char *fmt, ...) CT_PRINTF(2, 3);
 
 /* "1.50 GiB" into buf. */
 const char *ct_format_bytes(double bytes, char *buf, size_t size);

@@ -23,7 +23,7 @@ static void record(ct_status status, const char *fmt, va_list args)
 {
     last_status = status;
     vsnprintf(last_message, sizeof last_message, fmt, args);
-    ct_log(CT_LOG_DEBUG, "%s: %s", ct_status_name(status), last_message);
+    ct_log_message(CT_LOG_DEBUG, "%s: %s", ct_status_name(status), last_message);
 }
 
 ct_status ct_error(ct_status status, const char *fmt, ...)

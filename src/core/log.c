@@ -33,7 +33,7 @@ ct_log_level ct_get_log_level(void)
 
 void ct_set_log_level(ct_log_level level) { atomic_store(&log_level, (int)level); }
 
-void ct_log(ct_log_level level, const char *fmt, ...)
+void ct_log_message(ct_log_level level, const char *fmt, ...)
 {
     if ((int)level > (int)ct_get_log_level()) return;
     static const char *const tags[] = {"error", "warning", "info", "debug"};
