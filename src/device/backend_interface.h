@@ -47,8 +47,12 @@ typedef struct ct_backend {
     ct_status (*synchronize)(int index);
 } ct_backend;
 
-/* The backend compiled in for a type, or NULL. Defined by the backend layer. */
-extern const ct_backend *const ct_backend_table[CT_DEVICE_TYPE_COUNT];
+/* The backend compiled in for a type, or NULL. Filled by the backend layer. */
+extern const ct_backend *ct_backend_table[CT_DEVICE_TYPE_COUNT];
+
+/* Tests only: puts `backend` in the slot of `type` (before anything asked for that type), so
+ * that multi-device behaviour can be tested where there is one real device. */
+void ct_backend_install_for_testing(ct_device_type type, const ct_backend *backend);
 
 /* The backend of a resolved device, initialised; NULL with an error when it is not usable. */
 const ct_backend *ct_backend_of(ct_device device);
