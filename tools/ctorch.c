@@ -1,3 +1,37 @@
+/* ctorch: the command. `ctorch info`, `ctorch bench`; training comes with its own issue. */
 #include <stdio.h>
+#include <string.h>
+
 #include "ctorch.h"
-int main(void) { printf("ctorch %s\n", CT_VERSION_STRING); return 0; }
+#include "tool.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: ctorch <command> [options]\n\n"
+                 "commands:\n"
+                 "  info [--json]            backends, devices, memory, the best device\n"
+                 "  bench [--json] [FILTER]  benchmarks against the libraries underneath\n"
+                 "  version                  the library version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "info") == 0) return ct_cmd_info(argc - 2, argv + 2);
+    if (strcmp(command, "bench") == 0) return ct_cmd_bench(argc - 2, argv + 2);
+    if (strcmp(command, "version") == 0) {
+        printf("ctorch %s\n", CT_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "ctorch: unknown command '%s'\n", command);
+    usage(stderr);
+    return 2;
+}

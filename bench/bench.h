@@ -1,0 +1,35 @@
+/* ctorch benchmarks: each compares a ctorch call with the raw library or loop underneath, in the
+ * same run, and reports the ratio (ctorch speed / baseline speed: 1.0 means no overhead). */
+#ifndef CT_BENCH_H
+#define CT_BENCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct ct_bench_result {
+    char name[64];
+    double value;        /* ctorch's figure, in unit */
+    double baseline;     /* the raw library's figure, in unit, measured in the same run */
+    const char *unit;    /* "GFLOP/s", "GB/s", "us" */
+    double ratio;        /* ctorch speed / baseline speed */
+    char target[32];     /* the figure to reach, e.g. "ratio >= 0.95" or "value <= 1 us" */
+    bool met;
+} ct_bench_result;
+
+typedef void (*ct_bench_report)(const ct_bench_result *result, void *context);
+
+/* Median seconds per call of fn(context) over `repeats` calls, after `warmup` calls. */
+double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats);
+
+/* Each benchmark group reports one result per measurement. */
+void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
+void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);
+void ct_bench_overhead(const char *filter, ct_bench_report report, void *context);
+
+/* Does `name` pass the command line's filter (a substring; NULL passes all)? */
+bool ct_bench_selected(const char *filter, const char *name);
+
+/* `ctorch bench` and `ctorch-bench`: [--json] [FILTER]. Returns the exit status. */
+int ct_bench_main(int argc, char **argv);
+
+#endif

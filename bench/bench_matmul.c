@@ -1,0 +1,70 @@
+/* ct_matmul of float32 square matrices against cblas_sgemm on the same sizes. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "ctorch.h"
+
+typedef struct matmul_case {
+    int n;
+    ct_tensor *a, *b;
+    float *ra, *rb, *rc;
+} matmul_case;
+
+static void run_ctorch(void *context)
+{
+    matmul_case *c = context;
+    ct_release(ct_matmul(c->a, c->b));
+}
+
+static void run_cblas(void *context)
+{
+    matmul_case *c = context;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->n, c->n, c->n, 1.0f, c->ra, c->n,
+                c->rb, c->n, 0.0f, c->rc, c->n);
+}
+
+void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
+{
+    static const int sizes[] = {256, 512, 1024, 2048};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        ct_bench_result r = {.unit = "GFLOP/s"};
+        snprintf(r.name, sizeof r.name, "matmul_f32_%d", sizes[s]);
+        if (!ct_bench_selected(filter, r.name)) continue;
+        int n = sizes[s];
+        int64_t shape[2] = {n, n};
+        matmul_case c = {.n = n};
+        ct_manual_seed(0);
+        c.a = ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU);
+        c.b = ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU);
+        size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+        c.ra = aligned_alloc(4096, bytes);
+        c.rb = aligned_alloc(4096, bytes);
+        c.rc = aligned_alloc(4096, bytes);
+        if (!c.a || !c.b || !c.ra || !c.rb || !c.rc) {
+            fprintf(stderr, "bench %s: setup failed: %s\n", r.name, ct_last_error_message());
+        } else {
+            ct_tensor_to_array(c.a, c.ra, bytes);
+            ct_tensor_to_array(c.b, c.rb, bytes);
+            int repeats = n <= 512 ? 50 : (n <= 1024 ? 10 : 4);
+            double flops = 2.0 * n * (double)n * n;
+            /* Interleave the two so that clock drift affects both alike. */
+            double t_blas = ct_bench_time(run_cblas, &c, 2, repeats);
+            double t_ct = ct_bench_time(run_ctorch, &c, 2, repeats);
+            t_blas = (t_blas + ct_bench_time(run_cblas, &c, 0, repeats)) / 2;
+            t_ct = (t_ct + ct_bench_time(run_ctorch, &c, 0, repeats)) / 2;
+            r.value = flops / t_ct * 1e-9;
+            r.baseline = flops / t_blas * 1e-9;
+            r.ratio = r.value / r.baseline;
+            snprintf(r.target, sizeof r.target, "ratio >= 0.95");
+            r.met = r.ratio >= 0.95;
+            report(&r, context);
+        }
+        ct_release(c.a);
+        ct_release(c.b);
+        free(c.ra);
+        free(c.rb);
+        free(c.rc);
+    }
+}

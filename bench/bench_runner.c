@@ -1,0 +1,84 @@
+/* Running the benchmark groups and printing their results as a table or as JSON lines. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "ctorch.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats)
+{
+    for (int i = 0; i < warmup; i++) fn(context);
+    double *times = malloc(sizeof *times * (size_t)repeats);
+    if (!times) return 0.0;
+    for (int i = 0; i < repeats; i++) {
+        double start = now_seconds();
+        fn(context);
+        times[i] = now_seconds() - start;
+    }
+    qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
+    double median = times[repeats / 2];
+    free(times);
+    return median;
+}
+
+bool ct_bench_selected(const char *filter, const char *name)
+{
+    return !filter || strstr(name, filter) != NULL;
+}
+
+typedef struct printer {
+    bool json;
+    int missed;
+} printer;
+
+static void print_result(const ct_bench_result *r, void *context)
+{
+    printer *p = context;
+    if (!r->met) p->missed++;
+    if (p->json) {
+        printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"baseline\": %.6g, "
+               "\"ratio\": %.4f, \"target\": \"%s\", \"met\": %s}\n", r->name, r->value, r->unit,
+               r->baseline, r->ratio, r->target, r->met ? "true" : "false");
+    } else {
+        printf("%-28s %12.3f %-8s %12.3f %8.3f  %-16s %s\n", r->name, r->value, r->unit,
+               r->baseline, r->ratio, r->target, r->met ? "met" : "MISSED");
+    }
+    fflush(stdout);
+}
+
+int ct_bench_main(int argc, char **argv)
+{
+    printer p = {false, 0};
+    const char *filter = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            p.json = true;
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "ctorch bench: unknown option '%s'; usage: ctorch bench [--json] [FILTER]\n", argv[i]);
+            return 2;
+        } else
+            filter = argv[i];
+    }
+    if (!p.json)
+        printf("%-28s %12s %-8s %12s %8s  %-16s %s\n", "benchmark", "ctorch", "unit", "baseline",
+               "ratio", "target", "");
+    ct_bench_matmul(filter, print_result, &p);
+    ct_bench_elementwise(filter, print_result, &p);
+    ct_bench_overhead(filter, print_result, &p);
+    if (!p.json && p.missed) printf("%d target%s missed\n", p.missed, p.missed == 1 ? "" : "s");
+    return 0;
+}
