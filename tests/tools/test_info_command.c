@@ -1,0 +1,118 @@
+/* `ctorch info --json` prints one JSON object with every backend and device; `ctorch info`
+ * prints the same as a table; unknown commands and options fail with usage. */
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "test_common.h"
+
+/* Runs the tool with args; returns its whole stdout (malloc'ed) and its exit status. */
+static char *run_tool(const char *args, int *exit_status)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "'%s' %s 2>/dev/null", CTORCH_TOOL_PATH, args);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t capacity = 1 << 16, used = 0;
+    char *out = malloc(capacity);
+    size_t n;
+    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
+    out[used] = '\0';
+    int status = pclose(pipe);
+    *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+}
+
+static void info_json_lists_backends_and_devices(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run_tool("info --json", &status);
+    assert_int_equal(status, 0);
+    cJSON *root = cJSON_Parse(out);
+    if (!root) fail_msg("not JSON: %s", out);
+    cJSON *backends = cJSON_GetObjectItem(root, "backends");
+    assert_true(cJSON_IsArray(backends));
+    assert_int_equal(cJSON_GetArraySize(backends), 3);
+    int cpu_backends = 0;
+    cJSON *backend;
+    cJSON_ArrayForEach(backend, backends) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(backend, "type"));
+        assert_non_null(type);
+        assert_true(cJSON_IsBool(cJSON_GetObjectItem(backend, "compiled")));
+        assert_true(cJSON_IsBool(cJSON_GetObjectItem(backend, "available")));
+        assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(backend, "reason")));
+        if (strcmp(type, "cpu") == 0) {
+            cpu_backends++;
+            assert_true(cJSON_IsTrue(cJSON_GetObjectItem(backend, "available")));
+        }
+        if (strcmp(type, "cuda") == 0 && !cJSON_IsTrue(cJSON_GetObjectItem(backend, "compiled")))
+            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(backend, "reason")), "not compiled in");
+    }
+    assert_int_equal(cpu_backends, 1);
+    cJSON *devices = cJSON_GetObjectItem(root, "devices");
+    assert_true(cJSON_IsArray(devices));
+    cJSON *first = cJSON_GetArrayItem(devices, 0);
+    assert_non_null(first);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(first, "device")), "cpu");
+    assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(first, "name")));
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(first, "total_memory")) > 0);
+    double free_memory = cJSON_GetNumberValue(cJSON_GetObjectItem(first, "free_memory"));
+    assert_true(free_memory > 0);
+    assert_true(free_memory <= cJSON_GetNumberValue(cJSON_GetObjectItem(first, "total_memory")));
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(first, "compute_units")) >= 1);
+    assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(root, "best_device")));
+    cJSON_Delete(root);
+    free(out);
+}
+
+static void info_prints_a_table(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run_tool("info", &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "backends:"));
+    assert_non_null(strstr(out, "cpu     available, 1 device"));
+    assert_non_null(strstr(out, "cuda    unavailable: not compiled in"));
+    assert_non_null(strstr(out, "best device: "));
+    free(out);
+}
+
+static void the_variable_chooses_the_best_device(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run_tool("info --json", &status);
+    assert_non_null(strstr(out, "\"best_device\": \"cpu\""));
+    free(out);
+    setenv("CTORCH_DEVICE", "gpu:0", 1);
+    out = run_tool("info", &status);
+    assert_non_null(strstr(out, "best device: error: CTORCH_DEVICE='gpu:0' is not usable here"));
+    unsetenv("CTORCH_DEVICE");
+    free(out);
+}
+
+static void bad_commands_fail_with_usage(void **state)
+{
+    (void)state;
+    int status;
+    free(run_tool("frobnicate", &status));
+    assert_int_equal(status, 2);
+    free(run_tool("info --yaml", &status));
+    assert_int_equal(status, 2);
+    free(run_tool("", &status));
+    assert_int_equal(status, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(info_json_lists_backends_and_devices),
+        cmocka_unit_test(info_prints_a_table),
+        cmocka_unit_test(the_variable_chooses_the_best_device),
+        cmocka_unit_test(bad_commands_fail_with_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
