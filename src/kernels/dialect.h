@@ -43,7 +43,10 @@ typedef unsigned long ulong;
 #define CT_SIMD_REDUCTION(op, var) CT_PRAGMA(omp simd reduction(op : var))
 #endif
 
+/* Device compilers get kernel_params.h's text prepended (see embed_kernels.cmake); C includes it. */
+#ifndef CT_KERNEL_PARAMS_H
 #include "kernels/kernel_params.h"
+#endif
 
 /* The buffers of every kernel; cast with CT_BUFFER(type, index) (offset applied). */
 #define CT_KERNEL_BUFFERS                                                                        \
