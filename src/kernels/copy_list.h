@@ -1,5 +1,6 @@
-#define CT_COPY_KERNELS_FROM(X, S) X(copy_##S##_to_f32) X(copy_##S##_to_f64) X(copy_##S##_to_i32) \
-    X(copy_##S##_to_i64) X(copy_##S##_to_u8) X(copy_##S##_to_b8)
+#define CT_COPY_PAIR(X, S, D) X(copy_##S##_to_##D) X(copy_strided_##S##_to_##D)
+#define CT_COPY_KERNELS_FROM(X, S) CT_COPY_PAIR(X, S, f32) CT_COPY_PAIR(X, S, f64) \
+    CT_COPY_PAIR(X, S, i32) CT_COPY_PAIR(X, S, i64) CT_COPY_PAIR(X, S, u8) CT_COPY_PAIR(X, S, b8)
 #define CT_COPY_KERNELS(X) CT_COPY_KERNELS_FROM(X, f32) CT_COPY_KERNELS_FROM(X, f64) \
     CT_COPY_KERNELS_FROM(X, i32) CT_COPY_KERNELS_FROM(X, i64) CT_COPY_KERNELS_FROM(X, u8) \
     CT_COPY_KERNELS_FROM(X, b8)

@@ -39,22 +39,26 @@ ct_status ct_tensor_fill(ct_tensor *t, double value)
     return ct_backend_launch(t->storage->device, fill_kernels[t->dtype], buffers, &p, 1);
 }
 
-#define CT_COPY_ROW(S)                                                                           \
-    {[CT_F32] = CT_K_copy_##S##_to_f32, [CT_F64] = CT_K_copy_##S##_to_f64,                       \
-     [CT_I32] = CT_K_copy_##S##_to_i32, [CT_I64] = CT_K_copy_##S##_to_i64,                       \
-     [CT_U8] = CT_K_copy_##S##_to_u8, [CT_BOOL] = CT_K_copy_##S##_to_b8}
-static const ct_kernel_id copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = {
-    [CT_F32] = CT_COPY_ROW(f32), [CT_F64] = CT_COPY_ROW(f64), [CT_I32] = CT_COPY_ROW(i32),
-    [CT_I64] = CT_COPY_ROW(i64), [CT_U8] = CT_COPY_ROW(u8),   [CT_BOOL] = CT_COPY_ROW(b8),
-};
+#define CT_COPY_ROW(KIND, S)                                                                     \
+    {[CT_F32] = CT_K_##KIND##S##_to_f32, [CT_F64] = CT_K_##KIND##S##_to_f64,                     \
+     [CT_I32] = CT_K_##KIND##S##_to_i32, [CT_I64] = CT_K_##KIND##S##_to_i64,                     \
+     [CT_U8] = CT_K_##KIND##S##_to_u8, [CT_BOOL] = CT_K_##KIND##S##_to_b8}
+#define CT_COPY_TABLE(KIND)                                                                      \
+    {[CT_F32] = CT_COPY_ROW(KIND, f32), [CT_F64] = CT_COPY_ROW(KIND, f64),                       \
+     [CT_I32] = CT_COPY_ROW(KIND, i32), [CT_I64] = CT_COPY_ROW(KIND, i64),                       \
+     [CT_U8] = CT_COPY_ROW(KIND, u8), [CT_BOOL] = CT_COPY_ROW(KIND, b8)}
+/* [source dtype][destination dtype] */
+static const ct_kernel_id flat_copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = CT_COPY_TABLE(copy_);
+static const ct_kernel_id strided_copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = CT_COPY_TABLE(copy_strided_);
 
 ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src)
 {
     ct_kparams p = {0};
     const int64_t *strides[2] = {dst->strides, src->strides};
-    p.l[0] = ct_kparams_index_space(&p, dst->shape, dst->ndim, 2, strides);
+    bool flat = ct_kparams_index_space(&p, dst->shape, dst->ndim, 2, strides);
     p.off[0] = dst->offset;
     p.off[1] = src->offset;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(dst), ct_tensor_handle(src)};
-    return ct_backend_launch(dst->storage->device, copy_kernels[src->dtype][dst->dtype], buffers, &p, 1);
+    ct_kernel_id kernel = (flat ? flat_copy_kernels : strided_copy_kernels)[src->dtype][dst->dtype];
+    return ct_backend_launch(dst->storage->device, kernel, buffers, &p, 1);
 }
