@@ -106,12 +106,13 @@ static ct_tensor *reshaped(const char *function, const ct_tensor *t, const int64
     if (view_strides(t, sizes, ndim, strides))
         return ct_tensor_view_of(t, ndim, sizes, strides, t->offset);
     if (!copy_allowed) {
-        char asked[256], have[256];
+        char asked[256], have[256], stride[256];
         return ct_error_null(CT_ERR_SHAPE, "%s: view size %s is not compatible with input tensor's "
-                             "size %s and stride (at least one dimension spans across two contiguous "
-                             "subspaces); use ct_reshape instead, which copies when it must", function,
-                             ct_shape_format(sizes, ndim, asked, sizeof asked),
-                             ct_shape_format(t->shape, t->ndim, have, sizeof have));
+                             "size %s and stride %s (at least one dimension spans across two "
+                             "contiguous subspaces); use ct_reshape instead, which copies when it must",
+                             function, ct_shape_format(sizes, ndim, asked, sizeof asked),
+                             ct_shape_format(t->shape, t->ndim, have, sizeof have),
+                             ct_shape_format(t->strides, t->ndim, stride, sizeof stride));
     }
     ct_tensor *copy = ct_tensor_alloc(function, t->storage->device, t->dtype, sizes, ndim);
     if (copy) {
