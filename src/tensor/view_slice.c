@@ -1,0 +1,189 @@
+/* Views of a part of a tensor along one dim: narrow, slice, select, and the lists of such
+ * parts that chunk and split return. All share t's storage. */
+#include "tensor/tensor_internal.h"
+
+/* The dim of t that an op on one dim works on; 0-d tensors have none. */
+static ct_status dim_of(const char *function, const ct_tensor *t, int dim, int *out)
+{
+    if (t->ndim == 0)
+        return ct_error(CT_ERR_INDEX, "%s: a 0-d tensor has no dim to take part of; it needs at "
+                        "least 1 dim", function);
+    return ct_normalize_dim(function, dim, t->ndim, false, out);
+}
+
+/* t with dim d replaced by `length` elements from `start` every `step`. */
+static ct_tensor *part_of(const ct_tensor *t, int d, int64_t start, int64_t length, int64_t step)
+{
+    int64_t shape[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    for (int k = 0; k < t->ndim; k++) {
+        shape[k] = t->shape[k];
+        strides[k] = t->strides[k];
+    }
+    shape[d] = length;
+    strides[d] = t->strides[d] * step;
+    return ct_tensor_view_of(t, t->ndim, shape, strides, t->offset + start * t->strides[d]);
+}
+
+static ct_tensor *narrow(const char *function, const ct_tensor *t, int dim, int64_t start,
+                         int64_t length)
+{
+    if (!t) return ct_null_argument(function, "t");
+    int d;
+    if (dim_of(function, t, dim, &d) != CT_OK) return NULL;
+    int64_t size = t->shape[d];
+    if (start < -size || start > size)
+        return ct_error_null(CT_ERR_INDEX, "%s: start %lld is out of range for dim %d of size %lld; "
+                             "use %lld to %lld", function, (long long)start, d, (long long)size,
+                             (long long)-size, (long long)size);
+    if (start < 0) start += size;
+    if (length < 0)
+        return ct_error_null(CT_ERR_SHAPE, "%s: length %lld is negative; it must be >= 0", function,
+                             (long long)length);
+    if (length > size - start)
+        return ct_error_null(CT_ERR_INDEX, "%s: start %lld + length %lld exceeds the size %lld of "
+                             "dim %d", function, (long long)start, (long long)length, (long long)size, d);
+    return part_of(t, d, start, length, 1);
+}
+
+ct_tensor *ct_narrow(const ct_tensor *t, int dim, int64_t start, int64_t length)
+{
+    CT_API_ENTER;
+    return ct_api_return(narrow("ct_narrow", t, dim, start, length));
+}
+
+/* Python's rule for a slice bound: negative counts from the end, then clamp to [0, size]. */
+static int64_t clamp_bound(int64_t bound, int64_t size)
+{
+    if (bound < 0) bound += size;
+    if (bound < 0) return 0;
+    return bound > size ? size : bound;
+}
+
+static ct_tensor *slice(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
+{
+    if (!t) return ct_null_argument("ct_slice", "t");
+    int d;
+    if (dim_of("ct_slice", t, dim, &d) != CT_OK) return NULL;
+    if (step <= 0)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_slice: step %lld is not positive; slice "
+                             "steps must be > 0", (long long)step);
+    int64_t size = t->shape[d];
+    start = clamp_bound(start, size);
+    end = clamp_bound(end, size);
+    int64_t length = end > start ? (end - start - 1) / step + 1 : 0;
+    return part_of(t, d, start, length, step);
+}
+
+ct_tensor *ct_slice(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
+{
+    CT_API_ENTER;
+    return ct_api_return(slice(t, dim, start, end, step));
+}
+
+static ct_tensor *select_index(const ct_tensor *t, int dim, int64_t index)
+{
+    if (!t) return ct_null_argument("ct_select", "t");
+    int d;
+    if (dim_of("ct_select", t, dim, &d) != CT_OK) return NULL;
+    int64_t size = t->shape[d];
+    if (index < -size || index >= size) {
+        char shape[256];
+        return ct_error_null(CT_ERR_INDEX, "ct_select: index %lld is out of range for dim %d of size "
+                             "%lld (tensor shape %s); use %lld to %lld", (long long)index, d,
+                             (long long)size, ct_shape_format(t->shape, t->ndim, shape, sizeof shape),
+                             (long long)-size, (long long)size - 1);
+    }
+    if (index < 0) index += size;
+    int64_t shape[CT_MAX_DIMS], strides[CT_MAX_DIMS];
+    int ndim = 0;
+    for (int k = 0; k < t->ndim; k++) {
+        if (k == d) continue;
+        shape[ndim] = t->shape[k];
+        strides[ndim++] = t->strides[k];
+    }
+    return ct_tensor_view_of(t, ndim, shape, strides, t->offset + index * t->strides[d]);
+}
+
+ct_tensor *ct_select(const ct_tensor *t, int dim, int64_t index)
+{
+    CT_API_ENTER;
+    return ct_api_return(select_index(t, dim, index));
+}
+
+/* ---- lists of parts ---- */
+
+/* Writes `count` consecutive parts of split_size (the last one `last_size`) along dim d into
+ * out, and records each in the caller's scope. */
+static ct_status split_parts(const char *function, const ct_tensor *t, int d, int64_t split_size,
+                             int64_t last_size, int64_t count, ct_tensor **out, int capacity, int *written)
+{
+    if (count > capacity)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the result has %lld tensors but out has room "
+                        "for %d; pass a capacity of at least %lld", function, (long long)count,
+                        capacity, (long long)count);
+    ct_api_enter();
+    for (int64_t i = 0; i < count; i++) {
+        out[i] = part_of(t, d, i * split_size, i + 1 < count ? split_size : last_size, 1);
+        if (!out[i]) {
+            for (int64_t k = 0; k < i; k++) ct_release(out[k]);
+            ct_api_return(NULL);
+            return ct_last_error();
+        }
+    }
+    ct_api_return(NULL);
+    for (int64_t i = 0; i < count; i++) {
+        ct_api_enter();
+        out[i] = ct_api_return(out[i]);
+    }
+    *written = (int)count;
+    return CT_OK;
+}
+
+/* NULL checks and the dim for chunk and split. */
+static ct_status list_arguments(const char *function, const ct_tensor *t, int dim, ct_tensor **out,
+                                int *count, int *d)
+{
+    if (count) *count = 0;
+    if (!t) return ct_null_argument(function, "t"), ct_last_error();
+    if (!out) return ct_null_argument(function, "out"), ct_last_error();
+    if (!count) return ct_null_argument(function, "count"), ct_last_error();
+    if (t->ndim == 0)
+        return ct_error(CT_ERR_SHAPE, "%s: expects at least a 1-d tensor, got a 0-d one", function);
+    return ct_normalize_dim(function, dim, t->ndim, false, d);
+}
+
+ct_status ct_split(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **out, int capacity,
+                   int *count)
+{
+    int d;
+    ct_status status = list_arguments("ct_split", t, dim, out, count, &d);
+    if (status != CT_OK) return status;
+    int64_t size = t->shape[d];
+    if (split_size < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_split: split_size %lld is negative; it must be "
+                        "> 0", (long long)split_size);
+    if (split_size == 0 && size > 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_split: split_size 0 is only allowed when the "
+                        "dim has size 0, but dim %d has size %lld", d, (long long)size);
+    int64_t parts = 1;
+    if (split_size > 0) parts = size > 0 ? (size - 1) / split_size + 1 : 1;
+    int64_t last = size - split_size * (parts - 1);
+    return split_parts("ct_split", t, d, split_size, last, parts, out, capacity, count);
+}
+
+ct_status ct_chunk(const ct_tensor *t, int chunks, int dim, ct_tensor **out, int capacity,
+                   int *count)
+{
+    int d;
+    ct_status status = list_arguments("ct_chunk", t, dim, out, count, &d);
+    if (status != CT_OK) return status;
+    if (chunks <= 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_chunk: chunks must be > 0, got %d", chunks);
+    int64_t size = t->shape[d];
+    int64_t split_size = (size + chunks - 1) / chunks;
+    /* An empty dim still gives `chunks` empty parts, as torch.chunk does. */
+    if (size == 0) return split_parts("ct_chunk", t, d, 0, 0, chunks, out, capacity, count);
+    int64_t parts = (size - 1) / split_size + 1;
+    int64_t last = size - split_size * (parts - 1);
+    return split_parts("ct_chunk", t, d, split_size, last, parts, out, capacity, count);
+}
