@@ -156,9 +156,11 @@ static ct_status gemm_batches(const matrix_view *a, const matrix_view *b, ct_ten
 }
 
 /* out = a @ b for integer dtypes: one work item per output element, any strides. */
-static ct_status integer_matmul(const matrix_view *a, const matrix_view *b, ct_tensor *out,
+static ct_status integer_matmul(matrix_view *a, matrix_view *b, ct_tensor *out,
                                 const int64_t *batch, int nbatch)
 {
+    broadcast_batch_strides(a, batch, nbatch);
+    broadcast_batch_strides(b, batch, nbatch);
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = {
         [CT_I32] = CT_K_matmul_i32, [CT_I64] = CT_K_matmul_i64, [CT_U8] = CT_K_matmul_u8};
     int ndim = nbatch + 2;
@@ -189,6 +191,28 @@ static ct_status integer_matmul(const matrix_view *a, const matrix_view *b, ct_t
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a->t),
                                             ct_tensor_handle(b->t)};
     return ct_backend_launch(out->storage->device, kernels[out->dtype], buffers, &p, a->cols);
+}
+
+/* out = a @ b for float32/float64 through gemm; only an operand whose layout BLAS cannot take
+ * is copied (to a contiguous tensor) first. */
+static ct_status blas_matmul(matrix_view *a, matrix_view *b, ct_tensor *out, const int64_t *batch,
+                             int nbatch)
+{
+    if (a->rows > INT_MAX || a->cols > INT_MAX || b->cols > INT_MAX)
+        return ct_error(CT_ERR_SHAPE, "%s: a product of %lld x %lld and %lld x %lld matrices is "
+                        "too large for BLAS (sizes must be below 2^31)", FN, (long long)a->rows,
+                        (long long)a->cols, (long long)b->rows, (long long)b->cols);
+    ct_tensor *a_copy = NULL, *b_copy = NULL;
+    ct_status status = blas_ready(a->t, true, a, &a_copy);
+    if (status == CT_OK) status = blas_ready(b->t, false, b, &b_copy);
+    if (status == CT_OK) {
+        broadcast_batch_strides(a, batch, nbatch);
+        broadcast_batch_strides(b, batch, nbatch);
+        status = gemm_batches(a, b, out, batch, nbatch);
+    }
+    ct_release(a_copy);
+    ct_release(b_copy);
+    return status;
 }
 
 static ct_status check_inputs(const ct_tensor *a, const ct_tensor *b)
@@ -264,27 +288,8 @@ static ct_tensor *matmul(const ct_tensor *at, const ct_tensor *bt)
         return NULL;
     }
 
-    ct_status status;
-    ct_tensor *a_copy = NULL, *b_copy = NULL;
-    if (ct_dtype_is_floating(at->dtype) && (a.rows > INT_MAX || a.cols > INT_MAX || b.cols > INT_MAX)) {
-        status = ct_error(CT_ERR_SHAPE, "%s: a product of %lld x %lld and %lld x %lld matrices is "
-                          "too large for BLAS (sizes must be below 2^31)", FN, (long long)a.rows,
-                          (long long)a.cols, (long long)b.rows, (long long)b.cols);
-    } else if (ct_dtype_is_floating(at->dtype)) {
-        status = blas_ready(at, true, &a, &a_copy);
-        if (status == CT_OK) status = blas_ready(bt, false, &b, &b_copy);
-        if (status == CT_OK) {
-            broadcast_batch_strides(&a, batch, nbatch);
-            broadcast_batch_strides(&b, batch, nbatch);
-            status = gemm_batches(&a, &b, out, batch, nbatch);
-        }
-    } else {
-        broadcast_batch_strides(&a, batch, nbatch);
-        broadcast_batch_strides(&b, batch, nbatch);
-        status = integer_matmul(&a, &b, out, batch, nbatch);
-    }
-    ct_release(a_copy);
-    ct_release(b_copy);
+    ct_status status = ct_dtype_is_floating(at->dtype) ? blas_matmul(&a, &b, out, batch, nbatch)
+                                                       : integer_matmul(&a, &b, out, batch, nbatch);
     if (status != CT_OK) {
         ct_release(out);
         return NULL;
