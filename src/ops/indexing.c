@@ -1,0 +1,242 @@
+/* Indexing with integer tensors: index_select, gather, one_hot. Index values are checked on
+ * the device (a kernel reduces them to a few per-chunk ranges that are read back) before any
+ * kernel reads through them, so an index out of range is an error and never a bad read. */
+#include <stdlib.h>
+
+#include "ops/ops_internal.h"
+
+/* Index elements per work item of the range check. */
+#define INDEX_RANGE_CHUNK 4096
+
+static bool is_index_dtype(ct_dtype dtype) { return dtype == CT_I64 || dtype == CT_I32; }
+
+static ct_status check_index_dtype(const char *function, const ct_tensor *index)
+{
+    if (is_index_dtype(index->dtype)) return CT_OK;
+    return ct_error(CT_ERR_DTYPE, "%s: index must be int64 or int32, but it is %s", function,
+                    ct_dtype_name(index->dtype));
+}
+
+/* The smallest and largest value of a non-empty int32/int64 index, computed where it lives. */
+static ct_status index_value_range(const char *function, const ct_tensor *index, int64_t *lo,
+                                   int64_t *hi)
+{
+    int64_t n = ct_numel(index);
+    int64_t chunks = (n + INDEX_RANGE_CHUNK - 1) / INDEX_RANGE_CHUNK;
+    int64_t ranges_shape = 2 * chunks;
+    ct_tensor *ranges = ct_tensor_alloc(function, index->storage->device, CT_I64, &ranges_shape, 1);
+    int64_t *host = malloc((size_t)ranges_shape * sizeof *host);
+    ct_status status = CT_OK;
+    if (!ranges) status = ct_last_error();
+    else if (!host)
+        status = ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for %lld index ranges",
+                          function, (long long)chunks);
+    if (status == CT_OK) {
+        ct_kparams p = {0};
+        const int64_t zeros[CT_MAX_DIMS] = {0};
+        const int64_t *strides[2] = {zeros, index->strides};
+        ct_kparams_index_space(&p, index->shape, index->ndim, 2, strides);
+        p.n = chunks;
+        p.off[0] = ranges->offset;
+        p.off[1] = index->offset;
+        p.l[0] = INDEX_RANGE_CHUNK;
+        p.l[1] = n;
+        p.l[2] = ct_is_contiguous(index);
+        void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(ranges), ct_tensor_handle(index)};
+        ct_kernel_id kernel = index->dtype == CT_I64 ? CT_K_index_range_i64 : CT_K_index_range_i32;
+        status = ct_backend_launch(index->storage->device, kernel, buffers, &p, INDEX_RANGE_CHUNK);
+    }
+    if (status == CT_OK)
+        status = ct_tensor_to_array(ranges, host, (size_t)ranges_shape * sizeof *host);
+    if (status == CT_OK) {
+        *lo = host[0];
+        *hi = host[1];
+        for (int64_t c = 1; c < chunks; c++) {
+            if (host[2 * c] < *lo) *lo = host[2 * c];
+            if (host[2 * c + 1] > *hi) *hi = host[2 * c + 1];
+        }
+    }
+    free(host);
+    ct_release(ranges);
+    return status;
+}
+
+/* Every value of a non-empty index in [0, size), or CT_ERR_INDEX naming the bad value. */
+static ct_status check_index_values(const char *function, const ct_tensor *index, int dim,
+                                    int64_t size)
+{
+    int64_t lo = 0, hi = 0;
+    ct_status status = index_value_range(function, index, &lo, &hi);
+    if (status != CT_OK) return status;
+    if (lo < 0)
+        return ct_error(CT_ERR_INDEX, "%s: index %lld is negative; indices into dim %d must be in "
+                        "[0, %lld) (negative indices are not accepted)", function, (long long)lo,
+                        dim, (long long)size);
+    if (hi >= size)
+        return ct_error(CT_ERR_INDEX, "%s: index %lld is out of bounds for dim %d with size %lld "
+                        "(valid indices are in [0, %lld))", function, (long long)hi, dim,
+                        (long long)size, (long long)size);
+    return CT_OK;
+}
+
+/* out[...] = a[... index[...] ...] along dim over out's shape; a_strides has 0 at dim. */
+static ct_status launch_gather(ct_tensor *out, const ct_tensor *a, int dim,
+                               const int64_t *a_strides, const ct_tensor *index,
+                               const int64_t *index_strides)
+{
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(gather);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(gather_idx32);
+    ct_kparams p = {0};
+    const int64_t *strides[3] = {out->strides, a_strides, index_strides};
+    ct_kparams_index_space(&p, out->shape, out->ndim, 3, strides);
+    p.off[0] = out->offset;
+    p.off[1] = a->offset;
+    p.off[2] = index->offset;
+    p.l[0] = a->ndim > 0 ? a->strides[dim] : 0;
+    p.l[1] = p.ndim <= 1;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a),
+                                            ct_tensor_handle(index)};
+    ct_kernel_id kernel = index->dtype == CT_I64 ? by_int64[a->dtype] : by_int32[a->dtype];
+    return ct_backend_launch(out->storage->device, kernel, buffers, &p, 1);
+}
+
+/* Checks index values against a's size along dim, then gathers into out (released on error). */
+static ct_tensor *gather_into(const char *function, ct_tensor *out, const ct_tensor *a, int dim,
+                              const int64_t *a_strides, const ct_tensor *index,
+                              const int64_t *index_strides)
+{
+    if (!out || ct_numel(out) == 0) return out;
+    int64_t size = a->ndim > 0 ? a->shape[dim] : 1;
+    ct_status status = check_index_values(function, index, dim, size);
+    if (status == CT_OK) status = launch_gather(out, a, dim, a_strides, index, index_strides);
+    if (status != CT_OK) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+static ct_tensor *gather(const ct_tensor *a, int dim, const ct_tensor *index)
+{
+    const char *function = "ct_gather";
+    const ct_tensor *operands[2] = {a, index};
+    const char *names[2] = {"a", "index"};
+    if (ct_check_operands(function, operands, names, 2) != CT_OK) return NULL;
+    if (check_index_dtype(function, index) != CT_OK) return NULL;
+    int d = 0;
+    if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
+    char sa[256], si[256];
+    ct_shape_format(a->shape, a->ndim, sa, sizeof sa);
+    ct_shape_format(index->shape, index->ndim, si, sizeof si);
+    if (index->ndim != a->ndim)
+        return ct_error_null(CT_ERR_SHAPE, "%s: index has shape %s and a has shape %s; they must "
+                             "have the same number of dims", function, si, sa);
+    for (int k = 0; k < a->ndim; k++)
+        if (k != d && index->shape[k] > a->shape[k])
+            return ct_error_null(CT_ERR_SHAPE, "%s: index has shape %s and a has shape %s; the "
+                                 "index may not be larger than a in dim %d (%lld > %lld), except "
+                                 "in the gathered dim %d", function, si, sa, k,
+                                 (long long)index->shape[k], (long long)a->shape[k], d);
+    int64_t a_strides[CT_MAX_DIMS];
+    for (int k = 0; k < a->ndim; k++) a_strides[k] = k == d ? 0 : a->strides[k];
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, index->shape, index->ndim);
+    return gather_into(function, out, a, d, a_strides, index, index->strides);
+}
+
+static ct_tensor *index_select(const ct_tensor *a, int dim, const ct_tensor *index)
+{
+    const char *function = "ct_index_select";
+    const ct_tensor *operands[2] = {a, index};
+    const char *names[2] = {"a", "index"};
+    if (ct_check_operands(function, operands, names, 2) != CT_OK) return NULL;
+    if (check_index_dtype(function, index) != CT_OK) return NULL;
+    char si[256];
+    if (index->ndim > 1)
+        return ct_error_null(CT_ERR_SHAPE, "%s: index must be 1-D (or 0-d), but it has shape %s",
+                             function, ct_shape_format(index->shape, index->ndim, si, sizeof si));
+    int d = 0;
+    if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
+    int64_t count = ct_numel(index);
+    if (a->ndim == 0 && count != 1)
+        return ct_error_null(CT_ERR_SHAPE, "%s: a is 0-d, so index must have one element, but it "
+                             "has shape %s", function,
+                             ct_shape_format(index->shape, index->ndim, si, sizeof si));
+    /* out has a's shape with `count` in dim d; the index moves along d only. */
+    int64_t shape[CT_MAX_DIMS], a_strides[CT_MAX_DIMS], index_strides[CT_MAX_DIMS];
+    for (int k = 0; k < a->ndim; k++) {
+        shape[k] = k == d ? count : a->shape[k];
+        a_strides[k] = k == d ? 0 : a->strides[k];
+        index_strides[k] = k == d && index->ndim == 1 ? index->strides[0] : 0;
+    }
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, shape, a->ndim);
+    return gather_into(function, out, a, d, a_strides, index, index_strides);
+}
+
+static ct_tensor *one_hot(const ct_tensor *index, int64_t num_classes)
+{
+    const char *function = "ct_one_hot";
+    if (!index) return ct_null_argument(function, "index");
+    if (check_index_dtype(function, index) != CT_OK) return NULL;
+    if (num_classes < -1)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: num_classes is %lld; it must be >= 0, "
+                             "or -1 to use max(index) + 1", function, (long long)num_classes);
+    if (index->ndim + 1 > CT_MAX_DIMS)
+        return ct_error_null(CT_ERR_SHAPE, "%s: a %d-d index gives %d dims; ctorch tensors have "
+                             "at most %d", function, index->ndim, index->ndim + 1, CT_MAX_DIMS);
+    int64_t n = ct_numel(index);
+    if (n == 0 && num_classes == -1)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: cannot infer the number of classes "
+                             "from an empty index; give num_classes", function);
+    if (n > 0) {
+        int64_t lo = 0, hi = 0;
+        if (index_value_range(function, index, &lo, &hi) != CT_OK) return NULL;
+        if (lo < 0)
+            return ct_error_null(CT_ERR_INDEX, "%s: class value %lld is negative; class values "
+                                 "must be non-negative", function, (long long)lo);
+        if (num_classes == -1) num_classes = hi + 1;
+        if (hi >= num_classes)
+            return ct_error_null(CT_ERR_INDEX, "%s: class value %lld is out of range for "
+                                 "num_classes %lld (values must be in [0, %lld))", function,
+                                 (long long)hi, (long long)num_classes, (long long)num_classes);
+    }
+    int64_t shape[CT_MAX_DIMS];
+    for (int k = 0; k < index->ndim; k++) shape[k] = index->shape[k];
+    shape[index->ndim] = num_classes;
+    ct_tensor *out = ct_tensor_alloc(function, index->storage->device, CT_I64, shape, index->ndim + 1);
+    if (!out || ct_numel(out) == 0) return out;
+
+    ct_kparams p = {0};
+    const int64_t zeros[CT_MAX_DIMS] = {0};
+    const int64_t *strides[2] = {zeros, index->strides};
+    ct_kparams_index_space(&p, index->shape, index->ndim, 2, strides);
+    p.n = ct_numel(out);
+    p.off[0] = out->offset;
+    p.off[1] = index->offset;
+    p.l[0] = num_classes;
+    p.l[1] = ct_is_contiguous(index);
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(index)};
+    ct_kernel_id kernel = index->dtype == CT_I64 ? CT_K_one_hot_i64 : CT_K_one_hot_i32;
+    if (ct_backend_launch(out->storage->device, kernel, buffers, &p, 1) != CT_OK) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index)
+{
+    CT_API_ENTER;
+    return ct_api_return(gather(a, dim, index));
+}
+
+ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index)
+{
+    CT_API_ENTER;
+    return ct_api_return(index_select(a, dim, index));
+}
+
+ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes)
+{
+    CT_API_ENTER;
+    return ct_api_return(one_hot(index, num_classes));
+}
