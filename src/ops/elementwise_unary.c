@@ -90,8 +90,8 @@ static ct_tensor *clamp(const char *function, const ct_tensor *a, double min, do
     if (!a) return ct_null_argument(function, "a");
     if (!ct_dtype_is_integral(a->dtype)) return unary(&op, a, (const double[2]){min, max}, NULL);
     if (isnan(min) || isnan(max))
-        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: a NaN bound (min %g, max %g) cannot "
-                             "clamp a %s tensor; give numbers", function, min, max,
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: a NaN bound (min %g, max %g) cannot clamp "
+                             "a tensor of %s; give numbers", function, min, max,
                              ct_dtype_name(a->dtype));
     double lowest, highest;
     integer_range(a->dtype, &lowest, &highest);
