@@ -1,0 +1,57 @@
+/* The one launch path of the elementwise ops. For operands of the compute dtype it allocates
+ * nothing but the output, and tiny tensors stay on the calling thread (the backend decides from
+ * work_per_item), which keeps a 4-element op well under a microsecond. */
+#include "ops/elementwise_internal.h"
+
+ct_tensor *ct_elementwise_run(const ct_elementwise_launch *launch)
+{
+    const int count = launch->count;
+    int64_t shape[CT_MAX_DIMS];
+    int ndim = 0;
+    if (ct_broadcast_shapes(launch->function, launch->inputs, count, shape, &ndim) != CT_OK)
+        return NULL;
+
+    ct_tensor *inputs[CT_ELEMENTWISE_MAX_INPUTS] = {0};
+    ct_tensor *out = NULL;
+    for (int k = 0; k < count; k++) {
+        inputs[k] = ct_cast_if_needed(launch->inputs[k], launch->input_dtypes[k]);
+        if (!inputs[k]) goto fail;
+    }
+    ct_device device = inputs[0]->storage->device;
+    out = ct_tensor_alloc(launch->function, device, launch->out_dtype, shape, ndim);
+    if (!out) goto fail;
+
+    if (ct_shape_numel(shape, ndim) > 0) {
+        ct_kparams p = {0};
+        int64_t strides[CT_ELEMENTWISE_MAX_INPUTS][CT_MAX_DIMS];
+        const int64_t *operand_strides[1 + CT_ELEMENTWISE_MAX_INPUTS] = {out->strides};
+        void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out)};
+        for (int k = 0; k < count; k++) {
+            ct_broadcast_strides(inputs[k], shape, ndim, strides[k]);
+            operand_strides[k + 1] = strides[k];
+            p.off[k + 1] = inputs[k]->offset;
+            buffers[k + 1] = ct_tensor_handle(inputs[k]);
+        }
+        p.l[0] = ct_kparams_index_space(&p, shape, ndim, count + 1, operand_strides);
+        p.l[1] = launch->l[0];
+        p.l[2] = launch->l[1];
+        p.s[0] = launch->s[0];
+        p.s[1] = launch->s[1];
+        if (ct_backend_launch(device, launch->kernel, buffers, &p, launch->work_per_item) != CT_OK)
+            goto fail;
+    }
+    for (int k = 0; k < count; k++) ct_release(inputs[k]);
+    return out;
+
+fail:
+    for (int k = 0; k < count; k++) ct_release(inputs[k]);
+    ct_release(out);
+    return NULL;
+}
+
+void *ct_elementwise_dtype_error(const char *function, const char *what, ct_dtype dtype,
+                                 const char *hint)
+{
+    return ct_error_null(CT_ERR_DTYPE, "%s: %s is not supported for %s tensors (%s)", function, what,
+                         ct_dtype_name(dtype), hint);
+}

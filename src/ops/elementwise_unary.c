@@ -1,0 +1,119 @@
+/* Elementwise ops of one tensor. neg, abs, relu and clamp keep the dtype (bool is refused, as
+ * in PyTorch); exp, log, sqrt, sigmoid, tanh and gelu compute integers and bool in float32. */
+#include <math.h>
+
+#include "ops/elementwise_internal.h"
+
+/* Elements' worth of work of one libm call, for the backend's threading choice. */
+#define CT_LIBM_WORK 16
+
+typedef struct unary_op {
+    const char *name;
+    const char *what;                     /* "negation", for messages */
+    ct_kernel_id kernels[CT_DTYPE_COUNT];
+    bool to_float;                        /* integers and bool compute in float32 */
+    long work_per_item;
+    const char *hint;                     /* what to do instead, for a refused dtype */
+} unary_op;
+
+#define CT_CONVERT_HINT "convert with ct_to_dtype first"
+
+static ct_tensor *unary(const unary_op *op, const ct_tensor *a, const double s[2], const long l[2])
+{
+    if (!a) return ct_null_argument(op->name, "a");
+    ct_dtype dtype = a->dtype;
+    if (op->to_float && !ct_dtype_is_floating(dtype)) dtype = CT_F32;
+    if (op->kernels[dtype] == CT_K_NONE)
+        return ct_elementwise_dtype_error(op->name, op->what, dtype, op->hint);
+    ct_elementwise_launch launch = {
+        .function = op->name,
+        .count = 1,
+        .inputs = {a},
+        .input_dtypes = {dtype},
+        .out_dtype = dtype,
+        .kernel = op->kernels[dtype],
+        .work_per_item = op->work_per_item,
+    };
+    if (s) launch.s[0] = s[0], launch.s[1] = s[1];
+    if (l) launch.l[0] = l[0], launch.l[1] = l[1];
+    return ct_elementwise_run(&launch);
+}
+
+#define CT_DEFINE_UNARY_OP(name, what, table, to_float, work, hint)                              \
+    ct_tensor *ct_##name(const ct_tensor *a)                                                     \
+    {                                                                                            \
+        CT_API_ENTER;                                                                            \
+        static const unary_op op = {"ct_" #name, what, table(name), to_float, work, hint};       \
+        return ct_api_return(unary(&op, a, NULL, NULL));                                         \
+    }
+
+CT_DEFINE_UNARY_OP(neg, "negation", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2,
+                   "to invert a mask use ct_eq_scalar(mask, 0)")
+CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT)
+CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT)
+CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+
+/* ---- clamp ----
+ * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).
+ * Integer tensors keep their dtype and are clamped to the integers inside [min, max]: the bounds
+ * become ceil(min) and floor(max), saturated to the dtype's range. */
+
+/* The integer range of an integer dtype, as doubles that convert exactly. */
+static void integer_range(ct_dtype dtype, double *lowest, double *highest)
+{
+    switch (dtype) {
+    case CT_U8: *lowest = 0.0, *highest = 255.0; break;
+    case CT_I32: *lowest = -2147483648.0, *highest = 2147483647.0; break;
+    default: *lowest = -9223372036854775808.0, *highest = 9223372036854775807.0; break;
+    }
+}
+
+static long saturate(double value, double lowest, double highest, ct_dtype dtype)
+{
+    if (value <= lowest) return dtype == CT_I64 ? INT64_MIN : (long)lowest;
+    /* 9223372036854775807.0 rounds to 2^63, which does not convert to long */
+    if (value >= highest) return dtype == CT_I64 ? INT64_MAX : (long)highest;
+    return (long)value;
+}
+
+static ct_tensor *clamp(const char *function, const ct_tensor *a, double min, double max)
+{
+    static const unary_op op_template = {NULL, "clamp", CT_KERNELS_BY_NUMERIC_DTYPE(clamp), false, 2,
+                                           CT_CONVERT_HINT};
+    unary_op op = op_template;
+    op.name = function;
+    if (!a) return ct_null_argument(function, "a");
+    if (!ct_dtype_is_integral(a->dtype)) return unary(&op, a, (const double[2]){min, max}, NULL);
+    if (isnan(min) || isnan(max))
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: a NaN bound (min %g, max %g) cannot clamp "
+                             "a tensor of %s; give numbers", function, min, max,
+                             ct_dtype_name(a->dtype));
+    double lowest, highest;
+    integer_range(a->dtype, &lowest, &highest);
+    long bounds[2] = {saturate(ceil(min), lowest, highest, a->dtype),
+                      saturate(floor(max), lowest, highest, a->dtype)};
+    return unary(&op, a, NULL, bounds);
+}
+
+ct_tensor *ct_clamp(const ct_tensor *a, double min, double max)
+{
+    CT_API_ENTER;
+    return ct_api_return(clamp("ct_clamp", a, min, max));
+}
+
+ct_tensor *ct_clamp_min(const ct_tensor *a, double min)
+{
+    CT_API_ENTER;
+    return ct_api_return(clamp("ct_clamp_min", a, min, INFINITY));
+}
+
+ct_tensor *ct_clamp_max(const ct_tensor *a, double max)
+{
+    CT_API_ENTER;
+    return ct_api_return(clamp("ct_clamp_max", a, -INFINITY, max));
+}
