@@ -10,4 +10,9 @@
 ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
                             const ct_kparams *params, long work_per_item);
 
+/* How many launches of kernel (with work to do) reached device since the start; devices of
+ * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */
+#define CT_LAUNCH_COUNTED_DEVICES 8
+uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel);
+
 #endif

@@ -1,0 +1,366 @@
+/* The runner of the conformance table: inputs from a fixed seed on the CPU, the op on the CPU as
+ * the reference, the same inputs and views on every device, results compared back on the CPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+#define CONF_SEED 20260611u
+/* Mismatching elements printed per result; the rest are counted. */
+#define CONF_REPORT_ELEMENTS 4
+
+static const conf_op *const *all_tables(int *counts)
+{
+    static const conf_op *const tables[4] = {conf_elementwise_ops, conf_reduction_ops,
+                                             conf_linalg_index_ops, conf_tensor_ops};
+    counts[0] = conf_elementwise_op_count;
+    counts[1] = conf_reduction_op_count;
+    counts[2] = conf_linalg_index_op_count;
+    counts[3] = conf_tensor_op_count;
+    return tables;
+}
+
+int conf_op_total(void)
+{
+    int counts[4], total = 0;
+    all_tables(counts);
+    for (int t = 0; t < 4; t++) total += counts[t];
+    return total;
+}
+
+const conf_op *conf_op_at(int i)
+{
+    int counts[4];
+    const conf_op *const *tables = all_tables(counts);
+    for (int t = 0; t < 4; t++) {
+        if (i < counts[t]) return &tables[t][i];
+        i -= counts[t];
+    }
+    return NULL;
+}
+
+const conf_op *conf_find_op(const char *name)
+{
+    for (int i = 0; i < conf_op_total(); i++)
+        if (strcmp(conf_op_at(i)->name, name) == 0) return conf_op_at(i);
+    return NULL;
+}
+
+ct_dtype conf_partner_dtype(ct_dtype d)
+{
+    static const ct_dtype partner[CT_DTYPE_COUNT] = {
+        [CT_F32] = CT_I32, [CT_F64] = CT_F32, [CT_I32] = CT_U8,
+        [CT_I64] = CT_I32, [CT_U8] = CT_I32, [CT_BOOL] = CT_U8};
+    return partner[d];
+}
+
+/* ---- inputs ---- */
+
+static ct_dtype input_dtype(const conf_input *in, ct_dtype d)
+{
+    switch (in->kind) {
+    case CONF_PARTNER: return conf_partner_dtype(d);
+    case CONF_BOOL: return CT_BOOL;
+    case CONF_IDX64: return CT_I64;
+    case CONF_IDX32: return CT_I32;
+    default: return d;
+    }
+}
+
+/* Values that take ops to their edges: NaN, infinities, signed zeros, overflow; for integers
+ * the extremes, where arithmetic wraps. */
+static double special_float(int k)
+{
+    static const double values[8] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -2.5, 1e30};
+    return values[k];
+}
+
+static int64_t special_int(ct_dtype dtype, int k)
+{
+    static const int64_t i32[8] = {INT32_MIN, INT32_MAX, -1, 0, 1, 2, -7, 100};
+    static const int64_t i64[8] = {INT64_MIN, INT64_MAX, -1, 0, 1, 2, -7, 100};
+    static const int64_t u8[8] = {0, 255, 1, 128, 127, 2, 7, 100};
+    static const int64_t b8[8] = {0, 1, 1, 0, 0, 1, 0, 1};
+    switch (dtype) {
+    case CT_I32: return i32[k];
+    case CT_I64: return i64[k];
+    case CT_U8: return u8[k];
+    default: return b8[k];
+    }
+}
+
+/* Which special value element i of input `which` holds: over a [8, 8] input, input 0 varies
+ * along rows and input 1 along columns, so that every pair of specials meets. */
+static int special_index(int64_t i, int which)
+{
+    if (which == 0) return (int)((i / 8) % 8);
+    if (which == 1) return (int)(i % 8);
+    return (int)((i / 8 + i) % 8);
+}
+
+static void store(void *buffer, ct_dtype dtype, int64_t i, double f, int64_t v)
+{
+    switch (dtype) {
+    case CT_F32: ((float *)buffer)[i] = (float)f; break;
+    case CT_F64: ((double *)buffer)[i] = f; break;
+    case CT_I32: ((int32_t *)buffer)[i] = (int32_t)v; break;
+    case CT_I64: ((int64_t *)buffer)[i] = v; break;
+    case CT_U8: ((uint8_t *)buffer)[i] = (uint8_t)v; break;
+    default: ((uint8_t *)buffer)[i] = v != 0; break;
+    }
+}
+
+/* n values drawn with ct_rand (floats) or ct_randint (integers) on the CPU, into host. */
+static bool draw(int64_t n, bool floating, double lo, double hi, void *host)
+{
+    ct_tensor *t = floating ? ct_rand(&n, 1, CT_F64, CT_DEVICE_CPU)
+                            : ct_randint((int64_t)lo, (int64_t)hi, &n, 1, CT_I64, CT_DEVICE_CPU);
+    if (!t || ct_tensor_to_array(t, host, (size_t)n * 8) != CT_OK) return false;
+    if (floating)
+        for (int64_t i = 0; i < n; i++) ((double *)host)[i] = lo + (hi - lo) * ((double *)host)[i];
+    return true;
+}
+
+/* The CPU tensor of input `which` before its views (recorded in the current scope). */
+static ct_tensor *generate(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
+{
+    int64_t n = 1;
+    for (int d = 0; d < in->ndim; d++) n *= in->shape[d];
+    bool floating = ct_dtype_is_floating(dtype);
+    double lo, hi;
+    if (in->lo < in->hi) lo = in->lo, hi = in->hi;
+    else if (floating) lo = range->float_lo, hi = range->float_hi;
+    else if (dtype == CT_U8) lo = (double)range->u8_lo, hi = (double)range->u8_hi;
+    else if (dtype == CT_BOOL) lo = 0, hi = 2;
+    else lo = (double)range->int_lo, hi = (double)range->int_hi;
+
+    size_t count = (size_t)(n > 0 ? n : 1);
+    double *values = malloc(count * sizeof *values);
+    int64_t *ints = (int64_t *)values; /* one draw fills one of the two views of the buffer */
+    void *buffer = malloc(count * ct_dtype_size(dtype));
+    ct_tensor *t = NULL;
+    if (values && buffer) {
+        ct_manual_seed(CONF_SEED + (uint64_t)which);
+        bool ok = in->special || draw(n, floating, lo, hi, values);
+        for (int64_t i = 0; ok && i < n; i++) {
+            int k = special_index(i, which);
+            if (in->special && floating) store(buffer, dtype, i, special_float(k), 0);
+            else if (in->special) store(buffer, dtype, i, 0, special_int(dtype, k));
+            else if (floating) store(buffer, dtype, i, values[i], 0);
+            else store(buffer, dtype, i, 0, ints[i]);
+        }
+        if (ok) t = ct_tensor_from_data(buffer, dtype, in->shape, in->ndim, CT_DEVICE_CPU);
+    }
+    free(values);
+    free(buffer);
+    return t;
+}
+
+static ct_tensor *take_views(ct_tensor *t, const conf_input *in)
+{
+    for (int k = 0; k < CONF_MAX_VIEWS && t; k++) {
+        const conf_view *v = &in->views[k];
+        switch (v->kind) {
+        case CONF_TRANSPOSE: t = ct_transpose(t, (int)v->v[0], (int)v->v[1]); break;
+        case CONF_SLICE: t = ct_slice(t, (int)v->v[0], v->v[1], v->v[2], v->v[3]); break;
+        case CONF_EXPAND: t = ct_expand(t, v->v, v->n); break;
+        case CONF_SELECT: t = ct_select(t, (int)v->v[0], v->v[1]); break;
+        case CONF_NARROW: t = ct_narrow(t, (int)v->v[0], v->v[1], v->v[2]); break;
+        case CONF_PERMUTE: {
+            int dims[CT_MAX_DIMS];
+            for (int d = 0; d < v->n; d++) dims[d] = (int)v->v[d];
+            t = ct_permute(t, dims, v->n);
+            break;
+        }
+        default: break;
+        }
+    }
+    return t;
+}
+
+/* ---- comparing ---- */
+
+typedef struct conf_where {
+    const conf_op *op;
+    ct_dtype dtype;
+    const char *case_name;
+    char device[CT_DEVICE_STRING_MAX];
+} conf_where;
+
+static void report(const conf_where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(const conf_where *w, const char *fmt, ...)
+{
+    printf("MISMATCH %s %s case '%s' on %s: ", w->op->name, ct_dtype_name(w->dtype), w->case_name,
+           w->device);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+static double load_float(const void *buffer, ct_dtype dtype, int64_t i)
+{
+    return dtype == CT_F32 ? (double)((const float *)buffer)[i] : ((const double *)buffer)[i];
+}
+
+static int64_t load_int(const void *buffer, ct_dtype dtype, int64_t i)
+{
+    switch (dtype) {
+    case CT_I32: return ((const int32_t *)buffer)[i];
+    case CT_I64: return ((const int64_t *)buffer)[i];
+    default: return ((const uint8_t *)buffer)[i];
+    }
+}
+
+static bool floats_agree(double x, double y, double ulps, ct_dtype dtype)
+{
+    if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    if (x == y) return true;
+    if (isinf(x) || isinf(y) || ulps == 0) return false;
+    double eps = dtype == CT_F32 ? 0x1p-23 : 0x1p-52;
+    double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
+    return fabs(x - y) <= ulps * eps * scale;
+}
+
+/* Compares the device's result (already on the CPU) with the reference; reports what differs. */
+static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got)
+{
+    char sr[128], sg[128];
+    int ndim = ct_tensor_ndim(ref);
+    bool same_shape = ndim == ct_tensor_ndim(got) &&
+                      (ndim == 0 || !memcmp(ct_tensor_shape(ref), ct_tensor_shape(got), sizeof(int64_t) * (size_t)ndim));
+    if (!same_shape) {
+        char *a = ct_tensor_to_string(ref), *b = ct_tensor_to_string(got);
+        snprintf(sr, sizeof sr, "%s", a ? a : "?");
+        snprintf(sg, sizeof sg, "%s", b ? b : "?");
+        free(a);
+        free(b);
+        report(w, "shapes differ: cpu %s, device %s", sr, sg);
+        return false;
+    }
+    ct_dtype dtype = ct_tensor_dtype(ref);
+    if (ct_tensor_dtype(got) != dtype) {
+        report(w, "dtypes differ: cpu %s, device %s", ct_dtype_name(dtype),
+               ct_dtype_name(ct_tensor_dtype(got)));
+        return false;
+    }
+    int64_t n = ct_numel(ref);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * ct_dtype_size(dtype);
+    void *a = malloc(bytes), *b = malloc(bytes);
+    bool ok = a && b && ct_tensor_to_array(ref, a, bytes) == CT_OK &&
+              ct_tensor_to_array(got, b, bytes) == CT_OK;
+    if (!ok) report(w, "reading back failed: %s", ct_last_error_message());
+    int64_t bad = 0;
+    for (int64_t i = 0; ok && i < n; i++) {
+        bool agree;
+        if (ct_dtype_is_floating(dtype)) {
+            double x = load_float(a, dtype, i), y = load_float(b, dtype, i);
+            agree = floats_agree(x, y, w->op->ulps, dtype);
+            if (!agree && bad < CONF_REPORT_ELEMENTS)
+                report(w, "element %lld of %lld: cpu %.17g, device %.17g (tolerance %g ulps)",
+                       (long long)i, (long long)n, x, y, w->op->ulps);
+        } else {
+            int64_t x = load_int(a, dtype, i), y = load_int(b, dtype, i);
+            agree = x == y;
+            if (!agree && bad < CONF_REPORT_ELEMENTS)
+                report(w, "element %lld of %lld: cpu %lld, device %lld (exact)", (long long)i,
+                       (long long)n, (long long)x, (long long)y);
+        }
+        bad += !agree;
+    }
+    if (bad > CONF_REPORT_ELEMENTS)
+        report(w, "%lld more elements differ", (long long)(bad - CONF_REPORT_ELEMENTS));
+    free(a);
+    free(b);
+    return ok && bad == 0;
+}
+
+/* ---- running ---- */
+
+/* The op of one case on one device: inputs moved there from the CPU bases and viewed. */
+static ct_tensor *run_on(const conf_op *op, const conf_case *c, conf_args *args,
+                         ct_tensor *const *bases, ct_device device)
+{
+    ct_tensor *in[CONF_MAX_INPUTS] = {0};
+    for (int j = 0; j < args->count; j++) {
+        ct_tensor *moved = ct_to(bases[j], device);
+        in[j] = take_views(moved, &c->in[j]);
+        if (!in[j]) return NULL;
+    }
+    args->device = device;
+    return op->run(in, args);
+}
+
+/* One case of one dtype: the reference, then every device. Adds to *totals. */
+static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
+                     const ct_device *devices, int device_count, conf_totals *totals)
+{
+    conf_where w = {op, dtype, c->name, "cpu"};
+    conf_args args = c->args;
+    args.count = c->count ? c->count : op->inputs;
+    args.dtype = dtype;
+    ct_scope_push();
+    ct_tensor *bases[CONF_MAX_INPUTS] = {0};
+    bool ready = true;
+    for (int j = 0; j < args.count && ready; j++) {
+        bases[j] = generate(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
+        ready = bases[j] != NULL;
+    }
+    ct_tensor *ref = ready ? run_on(op, c, &args, bases, CT_DEVICE_CPU) : NULL;
+    if (!ref) {
+        report(&w, "the CPU reference failed: %s", ct_last_error_message());
+        ct_clear_error();
+        totals->checks += device_count;
+    }
+    for (int k = 0; ref && k < device_count; k++) {
+        ct_device_format(devices[k], w.device, sizeof w.device);
+        totals->checks++;
+        ct_tensor *got = run_on(op, c, &args, bases, devices[k]);
+        if (!got) {
+            report(&w, "failed: %s", ct_last_error_message());
+            ct_clear_error();
+            continue;
+        }
+        if (!ct_device_equal(ct_tensor_device(got), devices[k])) {
+            char where[CT_DEVICE_STRING_MAX];
+            report(&w, "the result is on %s", ct_device_format(ct_tensor_device(got), where, sizeof where));
+            continue;
+        }
+        ct_tensor *back = ct_to(got, CT_DEVICE_CPU);
+        if (back && compare(&w, ref, back)) totals->passed++;
+        else if (!back) report(&w, "moving the result to the CPU failed: %s", ct_last_error_message());
+        ct_clear_error();
+    }
+    ct_scope_pop();
+}
+
+static int popcount(unsigned x)
+{
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+
+conf_totals conf_run_all(const ct_device *devices, int device_count)
+{
+    conf_totals all = {0, 0};
+    for (int i = 0; i < conf_op_total(); i++) {
+        const conf_op *op = conf_op_at(i);
+        conf_totals totals = {0, 0};
+        int cases = 0;
+        while (op->cases[cases].name) cases++;
+        for (int d = 0; d < CT_DTYPE_COUNT; d++)
+            if (op->dtypes & CONF_DT(d))
+                for (int c = 0; c < cases; c++)
+                    run_case(op, (ct_dtype)d, &op->cases[c], devices, device_count, &totals);
+        printf("%-20s %d dtypes x %2d cases x %d devices: %4ld checks, %4ld passed%s\n", op->name,
+               popcount(op->dtypes), cases, device_count, totals.checks, totals.passed,
+               totals.passed == totals.checks ? "" : "  <-- FAILED");
+        all.checks += totals.checks;
+        all.passed += totals.passed;
+    }
+    return all;
+}

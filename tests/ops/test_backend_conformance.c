@@ -1,0 +1,154 @@
+/* Backend conformance: every op of ctorch on every device against the CPU (the table and the
+ * runner are in backend_conformance/). Two runs from ctest:
+ *   test_backend_conformance         the real accelerators (OpenCL, CUDA); skipped without any
+ *   test_backend_conformance --fake  the fake two-device "opencl" backend of tests/support
+ * Besides the values, it checks that the table is complete: every public call of ops.h and
+ * tensor.h that returns a tensor has an entry (or a stated reason not to), and every kernel ran
+ * on every device. */
+#include <stdio.h>
+
+#include "test_common.h"
+
+#include "backend/backend.h"
+#include "backend_conformance/conformance.h"
+#include "support/fake_device.h"
+
+static ct_device devices[CONF_MAX_DEVICES];
+static int device_count;
+static bool fake_run;
+
+/* ---- the values ---- */
+
+static conf_totals harness_totals;
+static bool harness_ran;
+
+static void run_harness_once(void)
+{
+    if (harness_ran) return;
+    harness_ran = true;
+    printf("conformance on %d %s device(s) against the CPU:\n", device_count,
+           fake_run ? "fake" : "real");
+    harness_totals = conf_run_all(devices, device_count);
+    printf("total: %ld checks, %ld passed\n", harness_totals.checks, harness_totals.passed);
+}
+
+static void skip_without_devices(void)
+{
+    if (device_count == 0) skip();
+}
+
+static void test_every_op_matches_the_cpu_on_every_device(void **state)
+{
+    (void)state;
+    skip_without_devices();
+    run_harness_once();
+    assert_true(harness_totals.checks > 0);
+    if (harness_totals.passed != harness_totals.checks)
+        fail_msg("%ld of %ld checks failed (see MISMATCH lines above)",
+                 harness_totals.checks - harness_totals.passed, harness_totals.checks);
+}
+
+/* ---- every kernel ran ---- */
+
+/* Kernels no public call can launch. */
+static const char *const unreachable_kernels[] = {
+    "arange_b8",   /* ct_arange refuses bool, as torch.arange does */
+    "linspace_b8", /* ct_linspace refuses bool, as torch.linspace does */
+    NULL};
+
+static bool listed(const char *name, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(list[i], name) == 0) return true;
+    return false;
+}
+
+static void test_every_kernel_ran_on_every_device(void **state)
+{
+    (void)state;
+    skip_without_devices();
+    run_harness_once();
+    int missing = 0;
+    for (int k = 0; k <= device_count; k++) {
+        ct_device device = k == 0 ? CT_DEVICE_CPU : devices[k - 1];
+        char name[CT_DEVICE_STRING_MAX];
+        ct_device_format(device, name, sizeof name);
+        for (int id = CT_K_NONE + 1; id < CT_KERNEL_COUNT; id++) {
+            const char *kernel = ct_kernel_name((ct_kernel_id)id);
+            if (listed(kernel, unreachable_kernels) ||
+                ct_backend_launch_count(device, (ct_kernel_id)id) > 0)
+                continue;
+            printf("kernel %s never ran on %s\n", kernel, name);
+            missing++;
+        }
+    }
+    if (missing) fail_msg("%d kernel launches missing: add cases that reach them", missing);
+}
+
+/* ---- the table covers the headers ---- */
+
+/* Calls that return a tensor but compute nothing a device could get wrong. */
+static const char *const not_in_table[] = {
+    "ct_retain",     /* returns its argument */
+    "ct_scope_keep", /* returns its argument */
+    "ct_empty",      /* its values are unspecified */
+    "ct_to",         /* the harness moves every input and result with it */
+    NULL};
+
+/* Every `ct_tensor *ct_name(` declared in the header must have an entry or be listed above;
+ * returns how many do not. */
+static int uncovered_calls(const char *header)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/include/ctorch/%s", CTORCH_SOURCE_DIR, header);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open %s", path);
+    static char text[1 << 17];
+    size_t length = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[length] = '\0';
+    int uncovered = 0, declared = 0;
+    const char *marker = "ct_tensor *ct_";
+    for (const char *at = strstr(text, marker); at; at = strstr(at + 1, marker)) {
+        const char *name = at + strlen("ct_tensor *");
+        size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        if (name[n] != '(' || n >= 64) continue;
+        char call[64];
+        memcpy(call, name, n);
+        call[n] = '\0';
+        declared++;
+        if (conf_find_op(call) || listed(call, not_in_table)) continue;
+        printf("%s: %s has no conformance entry\n", header, call);
+        uncovered++;
+    }
+    if (declared == 0) fail_msg("no `ct_tensor *ct_...(` declaration found in %s", path);
+    return uncovered;
+}
+
+static void test_every_public_call_has_an_entry(void **state)
+{
+    (void)state;
+    skip_without_devices();
+    int uncovered = uncovered_calls("ops.h") + uncovered_calls("tensor.h");
+    if (uncovered) fail_msg("%d public calls are not in the conformance table", uncovered);
+}
+
+int main(int argc, char **argv)
+{
+    fake_run = argc > 1 && strcmp(argv[1], "--fake") == 0;
+    if (fake_run) ct_test_install_fake_opencl();
+    const ct_device_type types[] = {CT_OPENCL, CT_CUDA};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < ct_device_count(types[t]) && device_count < CONF_MAX_DEVICES; i++)
+            devices[device_count++] = (ct_device){types[t], i};
+    ct_clear_error();
+    if (device_count == 0)
+        printf("skipped: no OpenCL or CUDA device here (the --fake run checks the harness on "
+               "the fake two-device backend)\n");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_public_call_has_an_entry),
+        cmocka_unit_test(test_every_op_matches_the_cpu_on_every_device),
+        cmocka_unit_test(test_every_kernel_ran_on_every_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
