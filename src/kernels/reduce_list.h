@@ -1,1 +1,9 @@
-#define CT_REDUCE_KERNELS(X)
+/* The reduce kernels (reduce.ct): two-pass reductions, argmax/argmin, softmax/log_softmax. Sums
+ * combine in their accumulator types (float, double, long). */
+#define CT_REDUCE_KERNELS(X)                                                                     \
+    CT_LIST_EACH_DTYPE(X, sum_partial) X(sum_combine_f32) X(sum_combine_f64) X(sum_combine_i64)  \
+    CT_LIST_EACH_DTYPE(X, max_partial) CT_LIST_EACH_DTYPE(X, max_combine)                        \
+    CT_LIST_EACH_DTYPE(X, min_partial) CT_LIST_EACH_DTYPE(X, min_combine)                        \
+    CT_LIST_EACH_FLOAT(X, var_partial) CT_LIST_EACH_FLOAT(X, var_combine)                        \
+    CT_LIST_EACH_NUMERIC(X, argmax) CT_LIST_EACH_NUMERIC(X, argmin)                              \
+    CT_LIST_EACH_FLOAT(X, softmax) CT_LIST_EACH_FLOAT(X, log_softmax)
