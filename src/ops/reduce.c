@@ -98,40 +98,63 @@ static ct_status check_not_empty(const char *function, const char *what, const c
                     empty_dim, ct_shape_format(a->shape, a->ndim, shape, sizeof shape));
 }
 
+/* Is this a column reduction (the innermost kept dim contiguous in the input, the reduced
+ * elements strided, as a sum over dim 0 of [N, C])? The <op>_tile kernels then read each
+ * reduced element's CT_REDUCE_TILE outputs from contiguous memory. */
+static bool is_column_reduction(const reduce_plan *plan)
+{
+    const ct_kparams *p = &plan->params;
+    long kept = p->l[0];
+    return kept > 0 && p->ndim > kept && p->stride[1][kept - 1] == 1 && p->stride[1][p->ndim - 1] != 1;
+}
+
+/* Work items per chunk: one per output, or one per tile of outputs. */
+static int64_t items_per_chunk(const reduce_plan *plan, bool tiled)
+{
+    if (!tiled) return plan->outputs;
+    int64_t width = plan->params.size[plan->params.l[0] - 1];
+    return plan->outputs / width * ((width + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
+}
+
+typedef struct reduce_kernels {
+    ct_kernel_id partial, tile, combine;
+} reduce_kernels;
+
 /* Runs a reduction into out: pass 1 alone when each output is one chunk, otherwise pass 1 into
  * partials (dtype partial_dtype, `width` values each, in buffer partial_buffer) and pass 2. */
 static ct_status run_two_pass(const reduce_plan *plan, ct_kparams p, const ct_tensor *a,
-                              ct_tensor *out, ct_kernel_id partial, ct_kernel_id combine,
-                              ct_dtype partial_dtype, int width, int partial_buffer)
+                              ct_tensor *out, reduce_kernels kernels, ct_dtype partial_dtype,
+                              int width, int partial_buffer)
 {
+    bool tiled = is_column_reduction(plan);
     int64_t count = plan->reduced_count;
-    int64_t chunks = (count + CT_REDUCE_CHUNK - 1) / CT_REDUCE_CHUNK;
+    int64_t target = tiled ? CT_REDUCE_CHUNK / 4 : CT_REDUCE_CHUNK; /* a tile walks 16 lanes */
+    int64_t chunks = (count + target - 1) / target;
     int64_t chunk = (count + chunks - 1) / chunks; /* even chunks, none of them empty */
     chunks = (count + chunk - 1) / chunk;
     p.l[1] = count;
     p.l[2] = chunks;
     p.l[3] = chunk;
     ct_device device = a->storage->device;
+    ct_kernel_id partial = tiled ? kernels.tile : kernels.partial;
+    long work = tiled ? chunk * CT_REDUCE_TILE : chunk;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
     p.off[0] = out->offset;
-    if (chunks == 1) {
-        p.n = plan->outputs;
-        return ct_backend_launch(device, partial, buffers, &p, chunk);
-    }
+    p.n = items_per_chunk(plan, tiled) * chunks;
+    if (chunks == 1) return ct_backend_launch(device, partial, buffers, &p, work);
     int64_t partial_shape[1] = {plan->outputs * chunks * width};
     ct_tensor *partials = ct_tensor_alloc("reduction", device, partial_dtype, partial_shape, 1);
     if (!partials) return ct_last_error();
     buffers[partial_buffer] = ct_tensor_handle(partials);
     p.off[partial_buffer] = 0;
-    p.n = plan->outputs * chunks;
-    ct_status status = ct_backend_launch(device, partial, buffers, &p, chunk);
+    ct_status status = ct_backend_launch(device, partial, buffers, &p, work);
     if (status == CT_OK) {
         void *combine_buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(partials),
                                                         NULL, NULL};
         p.n = plan->outputs;
         p.off[0] = out->offset;
         p.off[1] = 0;
-        status = ct_backend_launch(device, combine, combine_buffers, &p, chunks * width);
+        status = ct_backend_launch(device, kernels.combine, combine_buffers, &p, chunks * width);
     }
     ct_release(partials);
     return status;
@@ -157,6 +180,7 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
                               bool keepdim, bool mean)
 {
     static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_tile);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = {
         [CT_F32] = CT_K_sum_combine_f32, [CT_F64] = CT_K_sum_combine_f64, [CT_I64] = CT_K_sum_combine_i64};
     if (!a) return ct_null_argument(function, "a");
@@ -171,8 +195,8 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
     if (plan.reduced_count == 0) return release_on_error(out, ct_tensor_fill(out, mean ? NAN : 0.0));
     ct_kparams p = plan.params;
     p.s[0] = mean ? (double)plan.reduced_count : 1.0;
-    return release_on_error(out, run_two_pass(&plan, p, a, out, partial_kernels[a->dtype],
-                                              combine_kernels[dtype], dtype, 1, 0));
+    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
+    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, dtype, 1, 0));
 }
 
 ct_tensor *ct_sum(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
@@ -193,8 +217,10 @@ static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int
                              bool keepdim, bool is_max)
 {
     static const ct_kernel_id max_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_partial);
+    static const ct_kernel_id max_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_tile);
     static const ct_kernel_id max_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_combine);
     static const ct_kernel_id min_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_partial);
+    static const ct_kernel_id min_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_tile);
     static const ct_kernel_id min_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_combine);
     if (!a) return ct_null_argument(function, "a");
     reduce_plan plan;
@@ -202,9 +228,10 @@ static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int
     if (check_not_empty(function, is_max ? "max" : "min", a, &plan) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, plan.out_shape, plan.out_ndim);
     if (!out || plan.outputs == 0) return out;
-    ct_kernel_id partial = (is_max ? max_partial : min_partial)[a->dtype];
-    ct_kernel_id combine = (is_max ? max_combine : min_combine)[a->dtype];
-    return release_on_error(out, run_two_pass(&plan, plan.params, a, out, partial, combine, a->dtype, 1, 0));
+    reduce_kernels kernels = {(is_max ? max_partial : min_partial)[a->dtype],
+                              (is_max ? max_tile : min_tile)[a->dtype],
+                              (is_max ? max_combine : min_combine)[a->dtype]};
+    return release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, a->dtype, 1, 0));
 }
 
 ct_tensor *ct_max(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
@@ -225,6 +252,7 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
                              int64_t correction, bool keepdim, bool is_std)
 {
     static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_tile);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_combine);
     if (!a) return ct_null_argument(function, "a");
     if (!ct_dtype_is_floating(a->dtype)) return need_floating(function, is_std ? "std" : "var", a);
@@ -238,8 +266,8 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
     double divisor = (double)plan.reduced_count - (double)correction;
     p.s[0] = divisor > 0 ? divisor : 0.0;
     p.s[1] = is_std ? 1.0 : 0.0;
-    return release_on_error(out, run_two_pass(&plan, p, a, out, partial_kernels[a->dtype],
-                                              combine_kernels[a->dtype], CT_F64, 2, 2));
+    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[a->dtype]};
+    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, CT_F64, 2, 2));
 }
 
 ct_tensor *ct_var(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)
@@ -261,6 +289,8 @@ static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const in
 {
     static const ct_kernel_id argmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax);
     static const ct_kernel_id argmin_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin);
+    static const ct_kernel_id argmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_tile);
+    static const ct_kernel_id argmin_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_tile);
     const char *what = is_max ? "argmax" : "argmin";
     if (!a) return ct_null_argument(function, "a");
     if (a->dtype == CT_BOOL)
@@ -271,14 +301,18 @@ static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const in
     if (check_not_empty(function, what, a, &plan) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, CT_I64, plan.out_shape, plan.out_ndim);
     if (!out || plan.outputs == 0) return out;
+    /* One pass: a single chunk of all K per output (or per tile of outputs). */
+    bool tiled = is_column_reduction(&plan);
     ct_kparams p = plan.params;
-    p.n = plan.outputs;
-    p.l[1] = plan.reduced_count;
+    p.n = items_per_chunk(&plan, tiled);
+    p.l[1] = p.l[3] = plan.reduced_count;
+    p.l[2] = 1;
     p.off[0] = out->offset;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
-    ct_kernel_id kernel = (is_max ? argmax_kernels : argmin_kernels)[a->dtype];
-    return release_on_error(out, ct_backend_launch(a->storage->device, kernel, buffers, &p,
-                                                   plan.reduced_count));
+    ct_kernel_id kernel = tiled ? (is_max ? argmax_tiles : argmin_tiles)[a->dtype]
+                                : (is_max ? argmax_kernels : argmin_kernels)[a->dtype];
+    long work = plan.reduced_count * (tiled ? CT_REDUCE_TILE : 1);
+    return release_on_error(out, ct_backend_launch(a->storage->device, kernel, buffers, &p, work));
 }
 
 ct_tensor *ct_argmax(const ct_tensor *a, int dim, bool keepdim)

@@ -357,10 +357,12 @@ typedef struct dims_case {
     {4, {2, 3, 1, 5}, 2, {0, 2}}, {4, {2, 1, 4, 5}, 1, {1}}, {1, {100}, 1, {0}}, {1, {100}, 0, {0}}, \
     {0, {0}, 0, {0}}, {0, {0}, 1, {0}}, {0, {0}, 1, {-1}}
 
-/* Rows longer than one chunk (4096), so that both passes run, contiguous and strided. */
+/* Rows longer than one chunk (4096), so that both passes run, contiguous and strided, and column
+ * reductions (a contiguous kept dim: the tile kernels) with full and partial tiles of 16. */
 #define REDUCE_LONG_CASES                                                                          \
     {1, {70000}, 0, {0}}, {2, {3, 9000}, 1, {1}}, {2, {3, 9000}, 1, {0}}, {2, {9000, 3}, 1, {0}},  \
-    {3, {20, 30, 40}, 0, {0}}, {3, {20, 30, 40}, 2, {0, 2}}, {2, {2, 12289}, 1, {-1}}
+    {3, {20, 30, 40}, 0, {0}}, {3, {20, 30, 40}, 2, {0, 2}}, {3, {20, 30, 40}, 2, {0, 1}},          \
+    {2, {2, 12289}, 1, {-1}}, {2, {5000, 40}, 1, {0}}
 
 /* Runs op over every case x dtype x layout x keepdim. */
 static inline void run_cases(ref_op op, const ct_dtype *dtypes, int ndtypes, const dims_case *cases,

@@ -21,7 +21,8 @@ static const dims_case arg_cases[] = {
     {2, {5, 7}, 1, {0}}, {2, {5, 7}, 1, {1}}, {2, {5, 7}, 1, {-2}}, {2, {5, 7}, 0, {0}},
     {3, {3, 4, 5}, 1, {1}}, {3, {3, 4, 5}, 1, {-1}}, {3, {3, 4, 5}, 0, {0}}, {4, {2, 3, 1, 5}, 1, {2}},
     {1, {100}, 1, {0}}, {1, {100}, 0, {0}}, {0, {0}, 1, {0}}, {0, {0}, 0, {0}},
-    {2, {3, 9000}, 1, {1}}, {2, {9000, 3}, 1, {0}}, {1, {70000}, 0, {0}}, {2, {0, 3}, 1, {1}}};
+    {2, {3, 9000}, 1, {1}}, {2, {9000, 3}, 1, {0}}, {1, {70000}, 0, {0}}, {2, {0, 3}, 1, {1}},
+    {2, {3000, 40}, 1, {0}}, {3, {30, 20, 40}, 1, {1}}};
 
 static void max_and_min_match_reference_for_every_dtype_and_dims(void **state)
 {
@@ -102,6 +103,37 @@ static void nan_wins_in_max_min_argmax_argmin(void **state)
     nan_wins_in_max_min_and_argmax(CT_F64, 5, last, 1);
 }
 
+/* A column reduction (the tile kernels) over [rows, 20] with NaN in column 3 at row 4000 and in
+ * column 17 at rows 10 and 4500: those columns give NaN and the first NaN's row, the others
+ * their extremes. */
+static void nan_wins_in_column_reductions(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {5000, 20};
+    const ct_dtype dtypes[2] = {CT_F32, CT_F64};
+    for (int t = 0; t < 2; t++) {
+        double *values = malloc(5000 * 20 * sizeof *values);
+        for (int i = 0; i < 5000 * 20; i++) values[i] = (double)((i * 37) % 1001) - 500.0;
+        values[4000 * 20 + 3] = NAN;
+        values[10 * 20 + 17] = NAN;
+        values[4500 * 20 + 17] = NAN;
+        test_input in = make_input_from(dtypes[t], shape, 2, LAYOUT_CONTIGUOUS, 0, values);
+        int dim = 0;
+        check_against_reference(REF_MAX, &in, &dim, 1, false, 0);
+        check_against_reference(REF_MIN, &in, &dim, 1, true, 0);
+        check_against_reference(REF_ARGMAX, &in, &dim, 1, false, 0);
+        check_against_reference(REF_ARGMIN, &in, &dim, 1, false, 0);
+        ct_tensor *arg = ct_argmax(in.t, 0, false);
+        int64_t rows[20];
+        assert_int_equal(ct_tensor_to_array(arg, rows, sizeof rows), CT_OK);
+        assert_int_equal(rows[3], 4000);
+        assert_int_equal(rows[17], 10);
+        ct_release(arg);
+        free_input(&in);
+        free(values);
+    }
+}
+
 static void max_of_bool_is_any_and_min_is_all(void **state)
 {
     (void)state;
@@ -131,6 +163,7 @@ int main(void)
         cmocka_unit_test(argmax_and_argmin_match_reference_for_numeric_dtypes),
         cmocka_unit_test(argmax_and_argmin_give_the_first_of_equal_extremes),
         cmocka_unit_test(nan_wins_in_max_min_argmax_argmin),
+        cmocka_unit_test(nan_wins_in_column_reductions),
         cmocka_unit_test(max_of_bool_is_any_and_min_is_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
