@@ -1,6 +1,6 @@
-/* The reduce kernels (reduce.ct): two-pass reductions (<op>_partial, <op>_combine), their
- * column-tile forms (<op>_tile), argmax/argmin, softmax/log_softmax. Sums combine in their
- * accumulator types (float, double, long). */
+/* The reduce kernels (reduce.ct): two-pass reductions (<op>_partial, <op>_combine) and their
+ * column-tile forms (<op>_tile), argmax/argmin, softmax/log_softmax (and their tile forms). Sums
+ * combine in their accumulator types (float, double, long). */
 /* Adjacent outputs per work item of the <op>_tile kernels (the host sizes launches by it). */
 #define CT_REDUCE_TILE 16
 
@@ -15,4 +15,5 @@
     CT_LIST_EACH_FLOAT(X, var_combine)                                                           \
     CT_LIST_EACH_NUMERIC(X, argmax) CT_LIST_EACH_NUMERIC(X, argmax_tile)                         \
     CT_LIST_EACH_NUMERIC(X, argmin) CT_LIST_EACH_NUMERIC(X, argmin_tile)                         \
-    CT_LIST_EACH_FLOAT(X, softmax) CT_LIST_EACH_FLOAT(X, log_softmax)
+    CT_LIST_EACH_FLOAT(X, softmax) CT_LIST_EACH_FLOAT(X, softmax_tile)                           \
+    CT_LIST_EACH_FLOAT(X, log_softmax) CT_LIST_EACH_FLOAT(X, log_softmax_tile)

@@ -12,6 +12,7 @@
 #define CT_REDUCE_CHUNK 4096
 
 typedef struct reduce_plan {
+    const char *function;      /* the public call, for messages */
     bool reduced[CT_MAX_DIMS]; /* per input dim */
     int64_t out_shape[CT_MAX_DIMS];
     int out_ndim;
@@ -39,6 +40,7 @@ static ct_status plan_reduction(const char *function, const ct_tensor *a, const 
                                 bool keepdim, reduce_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
+    plan->function = function;
     if (ndims < 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: ndims is %d; give the length of dims, or 0 to "
                         "reduce every dim", function, ndims);
@@ -143,7 +145,7 @@ static ct_status run_two_pass(const reduce_plan *plan, ct_kparams p, const ct_te
     p.n = items_per_chunk(plan, tiled) * chunks;
     if (chunks == 1) return ct_backend_launch(device, partial, buffers, &p, work);
     int64_t partial_shape[1] = {plan->outputs * chunks * width};
-    ct_tensor *partials = ct_tensor_alloc("reduction", device, partial_dtype, partial_shape, 1);
+    ct_tensor *partials = ct_tensor_alloc(plan->function, device, partial_dtype, partial_shape, 1);
     if (!partials) return ct_last_error();
     buffers[partial_buffer] = ct_tensor_handle(partials);
     p.off[partial_buffer] = 0;

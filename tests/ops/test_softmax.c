@@ -1,7 +1,7 @@
 /* ct_softmax and ct_log_softmax match a reference computed in double (float32 within 1e-6
- * absolute + 1e-5 relative, float64 within 1e-13 + 1e-12 relative) over dims, non-contiguous
- * views and empty tensors; rows sum to 1, inputs of 1000 do not overflow, and log_softmax is
- * log(softmax). */
+ * absolute + 1e-5 relative, float64 within 1e-13 + 1e-12 relative) over dims (the innermost one,
+ * and others whose rows lie side by side: the tile kernels), non-contiguous views and empty
+ * tensors; rows sum to 1, inputs of 1000 do not overflow, and log_softmax is log(softmax). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,8 @@ typedef struct softmax_case {
 static const softmax_case cases[] = {
     {2, {5, 7}, 1},       {2, {5, 7}, 0},  {2, {5, 7}, -1},     {3, {3, 4, 5}, 1}, {3, {3, 4, 5}, -3},
     {4, {2, 3, 4, 5}, 2}, {1, {100}, 0},   {2, {4, 1}, 1},      {0, {0}, 0},       {0, {0}, -1},
-    {2, {2, 5000}, 1},    {2, {5000, 3}, 0}, {2, {0, 3}, 1},    {2, {3, 0}, 1},    {3, {2, 0, 4}, 0}};
+    {2, {2, 5000}, 1},    {2, {5000, 3}, 0}, {2, {0, 3}, 1},    {2, {3, 0}, 1},    {3, {2, 0, 4}, 0},
+    {3, {2, 50, 40}, 1},  {2, {30, 20}, 0},  {4, {2, 3, 16, 2}, 1}};
 
 static double tolerance(ct_dtype dtype, double want)
 {
