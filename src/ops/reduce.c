@@ -6,10 +6,16 @@
 
 #include "ops/ops_internal.h"
 
-/* Reduced elements per pass-1 work item: enough to amortise a work item and keep the vector
- * loop long, few enough that a full reduction splits into many work items (all cores busy and
- * evenly loaded) and that float32 partial sums stay accurate. */
-#define CT_REDUCE_CHUNK 4096
+/* Reduced elements per pass-1 work item: at least CT_REDUCE_CHUNK_MIN, to amortise a work item
+ * and keep the vector loop long; up to CT_REDUCE_CHUNK_MAX while there are still
+ * CT_REDUCE_ITEMS work items in all, so that every core is busy and evenly loaded (a sum of 16M
+ * floats has 512 chunks of 32768). Chunks also keep float32 sums accurate: each partial sum
+ * adds at most a few thousand terms per vector lane. A tile of CT_REDUCE_TILE columns walks
+ * CT_REDUCE_TILE_CHUNK reduced elements. */
+#define CT_REDUCE_CHUNK_MIN 4096
+#define CT_REDUCE_CHUNK_MAX 32768
+#define CT_REDUCE_ITEMS 512
+#define CT_REDUCE_TILE_CHUNK 1024
 
 typedef struct reduce_plan {
     const char *function;      /* the public call, for messages */
@@ -130,7 +136,10 @@ static ct_status run_two_pass(const reduce_plan *plan, ct_kparams p, const ct_te
 {
     bool tiled = is_column_reduction(plan);
     int64_t count = plan->reduced_count;
-    int64_t target = tiled ? CT_REDUCE_CHUNK / 4 : CT_REDUCE_CHUNK; /* a tile walks 16 lanes */
+    int64_t target = plan->outputs * count / CT_REDUCE_ITEMS;
+    target = target < CT_REDUCE_CHUNK_MIN ? CT_REDUCE_CHUNK_MIN
+           : target > CT_REDUCE_CHUNK_MAX ? CT_REDUCE_CHUNK_MAX : target;
+    if (tiled) target = CT_REDUCE_TILE_CHUNK;
     int64_t chunks = (count + target - 1) / target;
     int64_t chunk = (count + chunks - 1) / chunks; /* even chunks, none of them empty */
     chunks = (count + chunk - 1) / chunk;
