@@ -202,6 +202,8 @@ ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
     ct_status status;
     if (ct_device_equal(dst->storage->device, src->storage->device)) {
         status = ct_tensor_copy_into(dst, src);
+    } else if (ct_is_contiguous(dst) && ct_is_contiguous(src)) {
+        status = copy_between_devices(dst, src); /* the bytes move once, straight into dst */
     } else {
         /* Move src to dst's device, then copy into dst's (possibly strided) view there. */
         ct_tensor *moved = to_with(src, &(ct_to_options){dst->storage->device, -1, false, false});
