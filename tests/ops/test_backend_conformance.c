@@ -48,6 +48,59 @@ static void test_every_op_matches_the_cpu_on_every_device(void **state)
                  harness_totals.checks - harness_totals.passed, harness_totals.checks);
 }
 
+/* ---- the harness sees what differs ---- */
+
+/* On the CPU a copy of the input; elsewhere wrong in the way case n says. */
+static ct_tensor *run_wrong_off_the_cpu(ct_tensor *const *in, const conf_args *a)
+{
+    if (a->device.type == CT_CPU) return ct_clone(in[0]);
+    switch (a->n) {
+    case 0: return ct_add_scalar(in[0], 1.0);          /* other values */
+    case 1: return ct_unsqueeze(in[0], 0);             /* another shape */
+    case 2: return ct_to_dtype(in[0], CT_F64);         /* another dtype */
+    case 3: return ct_transpose(in[0], 0, 5);          /* an error */
+    default: return ct_to(ct_clone(in[0]), CT_DEVICE_CPU); /* the right values on the CPU */
+    }
+}
+
+/* A relative change of 2^-21 (4 ulps of float32) off the CPU. */
+static ct_tensor *run_four_ulps_off(ct_tensor *const *in, const conf_args *a)
+{
+    if (a->device.type == CT_CPU) return ct_clone(in[0]);
+    return ct_mul_scalar(in[0], 1.0 + 0x1p-21);
+}
+
+static const conf_case wrong_cases[] = {
+    {.name = "values", .in = {{SHAPE(3, 5)}}, .args = {.n = 0}},
+    {.name = "shape", .in = {{SHAPE(3, 5)}}, .args = {.n = 1}},
+    {.name = "dtype", .in = {{SHAPE(3, 5)}}, .args = {.n = 2}},
+    {.name = "error", .in = {{SHAPE(3, 5)}}, .args = {.n = 3}},
+    {.name = "device", .in = {{SHAPE(3, 5)}}, .args = {.n = 4}},
+    {0}};
+static const conf_case close_cases[] = {{.name = "[40, 50]", .in = {{SHAPE(40, 50)}}}, {0}};
+
+static void test_the_harness_reports_every_kind_of_difference(void **state)
+{
+    (void)state;
+    skip_without_devices();
+    const conf_op wrong = {"wrong off the CPU", 1, CONF_DT(CT_F32), {CONF_ANY}, wrong_cases, 1e6,
+                           run_wrong_off_the_cpu};
+    conf_totals totals = conf_run_op(&wrong, devices, device_count, true);
+    assert_int_equal(totals.checks, 5 * device_count);
+    assert_int_equal(totals.passed, 0);
+    ct_clear_error();
+
+    const conf_op within = {"4 ulps, 8 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 8,
+                            run_four_ulps_off};
+    totals = conf_run_op(&within, devices, device_count, true);
+    assert_int_equal(totals.passed, device_count);
+    const conf_op beyond = {"4 ulps, 2 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 2,
+                            run_four_ulps_off};
+    totals = conf_run_op(&beyond, devices, device_count, true);
+    conf_release_inputs();
+    assert_int_equal(totals.passed, 0);
+}
+
 /* ---- every kernel ran ---- */
 
 /* Kernels no public call can launch. */
@@ -149,6 +202,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_every_public_call_has_an_entry),
         cmocka_unit_test(test_every_op_matches_the_cpu_on_every_device),
         cmocka_unit_test(test_every_kernel_ran_on_every_device),
+        cmocka_unit_test(test_the_harness_reports_every_kind_of_difference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

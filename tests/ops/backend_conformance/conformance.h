@@ -52,12 +52,21 @@ typedef enum conf_kind {
     CONF_IDX32,     /* an int32 index */
 } conf_kind;
 
+/* The values of an input. */
+typedef enum conf_values {
+    CONF_RANDOM = 0,   /* drawn from the entry's range (or the input's lo, hi) */
+    CONF_SPECIALS,     /* only edge values: NaN, infinities, signed zeros, 1e30; integer extremes.
+                        * Over [8, 8], input 0 varies along rows and input 1 along columns, so
+                        * that every pair of edge values meets */
+    CONF_SPRINKLED,    /* random values with an edge value at every fifth element */
+} conf_values;
+
 typedef struct conf_input {
     int ndim;
     int64_t shape[CT_MAX_DIMS];       /* of the tensor generated on the CPU, before its views */
     conf_view views[CONF_MAX_VIEWS];  /* taken in order on every device */
     conf_kind kind;
-    bool special;                     /* NaN, infinities, signed zeros, integer extremes */
+    conf_values values;
     double lo, hi;                    /* when lo < hi: values in [lo, hi), replacing the entry's */
 } conf_input;
 
@@ -142,6 +151,12 @@ typedef struct conf_totals {
     long checks, passed;
 } conf_totals;
 
+/* Runs one entry over its dtypes and cases on the CPU and on each device; prints its line and
+ * every mismatch unless quiet. */
+conf_totals conf_run_op(const conf_op *op, const ct_device *devices, int device_count, bool quiet);
+/* Releases the inputs that conf_run_op keeps for the entries that share cases (conf_run_all
+ * does it at its end). */
+void conf_release_inputs(void);
 /* Runs every entry over its dtypes and cases on the CPU and on each device, prints one line per
  * entry (checks and passes) and every mismatch; returns the totals. */
 conf_totals conf_run_all(const ct_device *devices, int device_count);

@@ -1,6 +1,7 @@
 /* The runner of the conformance table: inputs from a fixed seed on the CPU, the op on the CPU as
  * the reference, the same inputs and views on every device, results compared back on the CPU. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,10 +92,12 @@ static int64_t special_int(ct_dtype dtype, int k)
     }
 }
 
-/* Which special value element i of input `which` holds: over a [8, 8] input, input 0 varies
- * along rows and input 1 along columns, so that every pair of specials meets. */
-static int special_index(int64_t i, int which)
+/* Which edge value element i of input `which` holds (see CONF_SPECIALS), or -1 for a random
+ * value (CONF_SPRINKLED puts one at every fifth element, cycling through them). */
+static int special_index(conf_values values, int64_t i, int which)
 {
+    if (values == CONF_SPRINKLED) return i % 5 == 2 ? (int)((i / 5) % 8) : -1;
+    if (values != CONF_SPECIALS) return -1;
     if (which == 0) return (int)((i / 8) % 8);
     if (which == 1) return (int)(i % 8);
     return (int)((i / 8 + i) % 8);
@@ -123,39 +126,89 @@ static bool draw(int64_t n, bool floating, double lo, double hi, void *host)
     return true;
 }
 
-/* The CPU tensor of input `which` before its views (recorded in the current scope). */
-static ct_tensor *generate(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
+/* The value range [lo, hi) of an input of dtype. */
+static void value_range(const conf_input *in, const conf_range *range, ct_dtype dtype, double *lo,
+                        double *hi)
+{
+    if (in->lo < in->hi) *lo = in->lo, *hi = in->hi;
+    else if (ct_dtype_is_floating(dtype)) *lo = range->float_lo, *hi = range->float_hi;
+    else if (dtype == CT_U8) *lo = (double)range->u8_lo, *hi = (double)range->u8_hi;
+    else if (dtype == CT_BOOL) *lo = 0, *hi = 2;
+    else *lo = (double)range->int_lo, *hi = (double)range->int_hi;
+}
+
+/* A new CPU tensor: input `which` before its views, values in [lo, hi). */
+static ct_tensor *generate(const conf_input *in, ct_dtype dtype, double lo, double hi, int which)
 {
     int64_t n = 1;
     for (int d = 0; d < in->ndim; d++) n *= in->shape[d];
     bool floating = ct_dtype_is_floating(dtype);
-    double lo, hi;
-    if (in->lo < in->hi) lo = in->lo, hi = in->hi;
-    else if (floating) lo = range->float_lo, hi = range->float_hi;
-    else if (dtype == CT_U8) lo = (double)range->u8_lo, hi = (double)range->u8_hi;
-    else if (dtype == CT_BOOL) lo = 0, hi = 2;
-    else lo = (double)range->int_lo, hi = (double)range->int_hi;
-
     size_t count = (size_t)(n > 0 ? n : 1);
     double *values = malloc(count * sizeof *values);
     int64_t *ints = (int64_t *)values; /* one draw fills one of the two views of the buffer */
     void *buffer = malloc(count * ct_dtype_size(dtype));
     ct_tensor *t = NULL;
+    ct_scope_push(); /* releases the draws */
     if (values && buffer) {
         ct_manual_seed(CONF_SEED + (uint64_t)which);
-        bool ok = in->special || draw(n, floating, lo, hi, values);
+        bool ok = in->values == CONF_SPECIALS || draw(n, floating, lo, hi, values);
         for (int64_t i = 0; ok && i < n; i++) {
-            int k = special_index(i, which);
-            if (in->special && floating) store(buffer, dtype, i, special_float(k), 0);
-            else if (in->special) store(buffer, dtype, i, 0, special_int(dtype, k));
+            int k = special_index(in->values, i, which);
+            if (k >= 0 && floating) store(buffer, dtype, i, special_float(k), 0);
+            else if (k >= 0) store(buffer, dtype, i, 0, special_int(dtype, k));
             else if (floating) store(buffer, dtype, i, values[i], 0);
             else store(buffer, dtype, i, 0, ints[i]);
         }
-        if (ok) t = ct_tensor_from_data(buffer, dtype, in->shape, in->ndim, CT_DEVICE_CPU);
+        if (ok) t = ct_scope_keep(ct_tensor_from_data(buffer, dtype, in->shape, in->ndim, CT_DEVICE_CPU));
     }
+    ct_scope_pop();
     free(values);
     free(buffer);
     return t;
+}
+
+/* Inputs are generated once and kept: many entries share their cases (every binary op takes
+ * binary_cases), and drawing the numbers dominates the run time under the sanitizers. No entry
+ * writes into its inputs. */
+typedef struct cached_input {
+    const conf_input *in;
+    ct_dtype dtype;
+    double lo, hi;
+    int which;
+    ct_tensor *t;
+} cached_input;
+
+static cached_input *cache;
+static size_t cache_count, cache_capacity;
+
+/* The CPU tensor of input `which` before its views (owned by the cache). */
+static ct_tensor *input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
+{
+    double lo, hi;
+    value_range(in, range, dtype, &lo, &hi);
+    for (size_t k = 0; k < cache_count; k++) {
+        const cached_input *c = &cache[k];
+        if (c->in == in && c->dtype == dtype && c->lo == lo && c->hi == hi && c->which == which)
+            return c->t;
+    }
+    if (cache_count == cache_capacity) {
+        size_t capacity = cache_capacity ? 2 * cache_capacity : 256;
+        cached_input *grown = realloc(cache, capacity * sizeof *grown);
+        if (!grown) return NULL;
+        cache = grown;
+        cache_capacity = capacity;
+    }
+    ct_tensor *t = generate(in, dtype, lo, hi, which);
+    if (t) cache[cache_count++] = (cached_input){in, dtype, lo, hi, which, t};
+    return t;
+}
+
+void conf_release_inputs(void)
+{
+    for (size_t k = 0; k < cache_count; k++) ct_release(cache[k].t);
+    free(cache);
+    cache = NULL;
+    cache_count = cache_capacity = 0;
 }
 
 static ct_tensor *take_views(ct_tensor *t, const conf_input *in)
@@ -183,6 +236,7 @@ static ct_tensor *take_views(ct_tensor *t, const conf_input *in)
 /* ---- comparing ---- */
 
 typedef struct conf_where {
+    bool quiet;
     const conf_op *op;
     ct_dtype dtype;
     const char *case_name;
@@ -192,6 +246,7 @@ typedef struct conf_where {
 static void report(const conf_where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report(const conf_where *w, const char *fmt, ...)
 {
+    if (w->quiet) return;
     printf("MISMATCH %s %s case '%s' on %s: ", w->op->name, ct_dtype_name(w->dtype), w->case_name,
            w->device);
     va_list ap;
@@ -199,6 +254,27 @@ static void report(const conf_where *w, const char *fmt, ...)
     vprintf(fmt, ap);
     va_end(ap);
     printf("\n");
+}
+
+/* "[3, 5]" */
+static const char *format_shape(const int64_t *shape, int ndim, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* The index of row-major element i of shape, as "[1, 4]". */
+static const char *format_index(int64_t i, const int64_t *shape, int ndim, char *buf, size_t size)
+{
+    int64_t index[CT_MAX_DIMS];
+    for (int d = ndim - 1; d >= 0; d--) {
+        index[d] = shape[d] ? i % shape[d] : 0;
+        i = shape[d] ? i / shape[d] : 0;
+    }
+    return format_shape(index, ndim, buf, size);
 }
 
 static double load_float(const void *buffer, ct_dtype dtype, int64_t i)
@@ -230,15 +306,13 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
 {
     char sr[128], sg[128];
     int ndim = ct_tensor_ndim(ref);
-    bool same_shape = ndim == ct_tensor_ndim(got) &&
-                      (ndim == 0 || !memcmp(ct_tensor_shape(ref), ct_tensor_shape(got), sizeof(int64_t) * (size_t)ndim));
+    bool same_shape = ndim == ct_tensor_ndim(got);
+    for (int d = 0; d < ndim && same_shape; d++)
+        same_shape = ct_tensor_shape(ref)[d] == ct_tensor_shape(got)[d];
     if (!same_shape) {
-        char *a = ct_tensor_to_string(ref), *b = ct_tensor_to_string(got);
-        snprintf(sr, sizeof sr, "%s", a ? a : "?");
-        snprintf(sg, sizeof sg, "%s", b ? b : "?");
-        free(a);
-        free(b);
-        report(w, "shapes differ: cpu %s, device %s", sr, sg);
+        report(w, "shapes differ: cpu %s, device %s",
+               format_shape(ct_tensor_shape(ref), ndim, sr, sizeof sr),
+               format_shape(ct_tensor_shape(got), ct_tensor_ndim(got), sg, sizeof sg));
         return false;
     }
     ct_dtype dtype = ct_tensor_dtype(ref);
@@ -247,6 +321,8 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
                ct_dtype_name(ct_tensor_dtype(got)));
         return false;
     }
+    const int64_t *shape = ct_tensor_shape(ref);
+    format_shape(shape, ndim, sg, sizeof sg);
     int64_t n = ct_numel(ref);
     size_t bytes = (size_t)(n > 0 ? n : 1) * ct_dtype_size(dtype);
     void *a = malloc(bytes), *b = malloc(bytes);
@@ -260,14 +336,14 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
             double x = load_float(a, dtype, i), y = load_float(b, dtype, i);
             agree = floats_agree(x, y, w->op->ulps, dtype);
             if (!agree && bad < CONF_REPORT_ELEMENTS)
-                report(w, "element %lld of %lld: cpu %.17g, device %.17g (tolerance %g ulps)",
-                       (long long)i, (long long)n, x, y, w->op->ulps);
+                report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps)",
+                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, w->op->ulps);
         } else {
             int64_t x = load_int(a, dtype, i), y = load_int(b, dtype, i);
             agree = x == y;
             if (!agree && bad < CONF_REPORT_ELEMENTS)
-                report(w, "element %lld of %lld: cpu %lld, device %lld (exact)", (long long)i,
-                       (long long)n, (long long)x, (long long)y);
+                report(w, "element %s of %s: cpu %lld, device %lld (exact)",
+                       format_index(i, shape, ndim, sr, sizeof sr), sg, (long long)x, (long long)y);
         }
         bad += !agree;
     }
@@ -296,19 +372,19 @@ static ct_tensor *run_on(const conf_op *op, const conf_case *c, conf_args *args,
 
 /* One case of one dtype: the reference, then every device. Adds to *totals. */
 static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
-                     const ct_device *devices, int device_count, conf_totals *totals)
+                     const ct_device *devices, int device_count, bool quiet, conf_totals *totals)
 {
-    conf_where w = {op, dtype, c->name, "cpu"};
+    conf_where w = {quiet, op, dtype, c->name, "cpu"};
     conf_args args = c->args;
     args.count = c->count ? c->count : op->inputs;
     args.dtype = dtype;
-    ct_scope_push();
     ct_tensor *bases[CONF_MAX_INPUTS] = {0};
     bool ready = true;
     for (int j = 0; j < args.count && ready; j++) {
-        bases[j] = generate(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
+        bases[j] = input_tensor(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
         ready = bases[j] != NULL;
     }
+    ct_scope_push();
     ct_tensor *ref = ready ? run_on(op, c, &args, bases, CT_DEVICE_CPU) : NULL;
     if (!ref) {
         report(&w, "the CPU reference failed: %s", ct_last_error_message());
@@ -344,23 +420,30 @@ static int popcount(unsigned x)
     return n;
 }
 
+conf_totals conf_run_op(const conf_op *op, const ct_device *devices, int device_count, bool quiet)
+{
+    conf_totals totals = {0, 0};
+    int cases = 0;
+    while (op->cases[cases].name) cases++;
+    for (int d = 0; d < CT_DTYPE_COUNT; d++)
+        if (op->dtypes & CONF_DT(d))
+            for (int c = 0; c < cases; c++)
+                run_case(op, (ct_dtype)d, &op->cases[c], devices, device_count, quiet, &totals);
+    if (!quiet)
+        printf("%-20s %d dtypes x %2d cases x %d devices: %4ld checks, %4ld passed%s\n", op->name,
+               popcount(op->dtypes), cases, device_count, totals.checks, totals.passed,
+               totals.passed == totals.checks ? "" : "  <-- FAILED");
+    return totals;
+}
+
 conf_totals conf_run_all(const ct_device *devices, int device_count)
 {
     conf_totals all = {0, 0};
     for (int i = 0; i < conf_op_total(); i++) {
-        const conf_op *op = conf_op_at(i);
-        conf_totals totals = {0, 0};
-        int cases = 0;
-        while (op->cases[cases].name) cases++;
-        for (int d = 0; d < CT_DTYPE_COUNT; d++)
-            if (op->dtypes & CONF_DT(d))
-                for (int c = 0; c < cases; c++)
-                    run_case(op, (ct_dtype)d, &op->cases[c], devices, device_count, &totals);
-        printf("%-20s %d dtypes x %2d cases x %d devices: %4ld checks, %4ld passed%s\n", op->name,
-               popcount(op->dtypes), cases, device_count, totals.checks, totals.passed,
-               totals.passed == totals.checks ? "" : "  <-- FAILED");
+        conf_totals totals = conf_run_op(conf_op_at(i), devices, device_count, false);
         all.checks += totals.checks;
         all.passed += totals.passed;
     }
+    conf_release_inputs();
     return all;
 }
