@@ -126,6 +126,10 @@ typedef struct conf_op {
      * equal values. Integer and bool results are always compared exactly; NaN equals NaN. */
     double ulps;
     conf_run run;
+    /* For sums and products, whose rounding depends on the order of the terms: the scale also
+     * takes the op of the inputs' absolute values (sum |x_i|, |A| @ |B|), so that a result that
+     * cancels to near zero is held to the size of its terms. */
+    bool scale_by_abs_inputs;
 } conf_op;
 
 /* The tables, one per family of calls. */

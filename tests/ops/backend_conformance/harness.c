@@ -291,18 +291,26 @@ static int64_t load_int(const void *buffer, ct_dtype dtype, int64_t i)
     }
 }
 
-static bool floats_agree(double x, double y, double ulps, ct_dtype dtype)
+/* The magnitude a floating result is compared at: max(1, |x|, |y|, |m|), where m is the op of
+ * the inputs' absolute values for entries that scale by it (0 otherwise). */
+static double tolerance_scale(double x, double y, double m)
+{
+    return fmax(fmax(1.0, fabs(m)), fmax(fabs(x), fabs(y)));
+}
+
+static bool floats_agree(double x, double y, double ulps, double scale, ct_dtype dtype)
 {
     if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
     if (x == y) return true;
     if (isinf(x) || isinf(y) || ulps == 0) return false;
     double eps = dtype == CT_F32 ? 0x1p-23 : 0x1p-52;
-    double scale = fmax(1.0, fmax(fabs(x), fabs(y)));
     return fabs(x - y) <= ulps * eps * scale;
 }
 
-/* Compares the device's result (already on the CPU) with the reference; reports what differs. */
-static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got)
+/* Compares the device's result (already on the CPU) with the reference; reports what differs.
+ * magnitude (NULL for most entries) is the op of the inputs' absolute values. */
+static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
+                    const ct_tensor *magnitude)
 {
     char sr[128], sg[128];
     int ndim = ct_tensor_ndim(ref);
@@ -325,19 +333,21 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
     format_shape(shape, ndim, sg, sizeof sg);
     int64_t n = ct_numel(ref);
     size_t bytes = (size_t)(n > 0 ? n : 1) * ct_dtype_size(dtype);
-    void *a = malloc(bytes), *b = malloc(bytes);
-    bool ok = a && b && ct_tensor_to_array(ref, a, bytes) == CT_OK &&
-              ct_tensor_to_array(got, b, bytes) == CT_OK;
+    void *a = malloc(bytes), *b = malloc(bytes), *m = magnitude ? malloc(bytes) : NULL;
+    bool ok = a && b && (!magnitude || m) && ct_tensor_to_array(ref, a, bytes) == CT_OK &&
+              ct_tensor_to_array(got, b, bytes) == CT_OK &&
+              (!magnitude || ct_tensor_to_array(magnitude, m, bytes) == CT_OK);
     if (!ok) report(w, "reading back failed: %s", ct_last_error_message());
     int64_t bad = 0;
     for (int64_t i = 0; ok && i < n; i++) {
         bool agree;
         if (ct_dtype_is_floating(dtype)) {
             double x = load_float(a, dtype, i), y = load_float(b, dtype, i);
-            agree = floats_agree(x, y, w->op->ulps, dtype);
+            double scale = tolerance_scale(x, y, m ? load_float(m, dtype, i) : 0.0);
+            agree = floats_agree(x, y, w->op->ulps, scale, dtype);
             if (!agree && bad < CONF_REPORT_ELEMENTS)
-                report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps)",
-                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, w->op->ulps);
+                report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps of %g)",
+                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, w->op->ulps, scale);
         } else {
             int64_t x = load_int(a, dtype, i), y = load_int(b, dtype, i);
             agree = x == y;
@@ -351,22 +361,38 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
         report(w, "%lld more elements differ", (long long)(bad - CONF_REPORT_ELEMENTS));
     free(a);
     free(b);
+    free(m);
     return ok && bad == 0;
 }
 
 /* ---- running ---- */
 
-/* The op of one case on one device: inputs moved there from the CPU bases and viewed. */
+/* The op of one case on one device: the inputs moved there from sources (and sources set to
+ * them, so that the next device receives them from this one) and viewed. */
 static ct_tensor *run_on(const conf_op *op, const conf_case *c, conf_args *args,
-                         ct_tensor *const *bases, ct_device device)
+                         ct_tensor **sources, ct_device device)
 {
     ct_tensor *in[CONF_MAX_INPUTS] = {0};
     for (int j = 0; j < args->count; j++) {
-        ct_tensor *moved = ct_to(bases[j], device);
+        ct_tensor *moved = ct_to(sources[j], device);
+        if (moved) sources[j] = moved;
         in[j] = take_views(moved, &c->in[j]);
         if (!in[j]) return NULL;
     }
     args->device = device;
+    return op->run(in, args);
+}
+
+/* The op of the inputs' absolute values on the CPU (see conf_op.scale_by_abs_inputs). */
+static ct_tensor *run_on_abs_inputs(const conf_op *op, const conf_case *c, conf_args *args,
+                                    ct_tensor *const *bases)
+{
+    ct_tensor *in[CONF_MAX_INPUTS] = {0};
+    for (int j = 0; j < args->count; j++) {
+        in[j] = ct_abs(take_views(bases[j], &c->in[j]));
+        if (!in[j]) return NULL;
+    }
+    args->device = CT_DEVICE_CPU;
     return op->run(in, args);
 }
 
@@ -385,16 +411,26 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
         ready = bases[j] != NULL;
     }
     ct_scope_push();
-    ct_tensor *ref = ready ? run_on(op, c, &args, bases, CT_DEVICE_CPU) : NULL;
+    /* The inputs go from the CPU to the first device, from there to the second, and so on:
+     * copies between devices are checked too. */
+    ct_tensor *sources[CONF_MAX_INPUTS];
+    memcpy(sources, bases, sizeof sources);
+    ct_tensor *ref = ready ? run_on(op, c, &args, sources, CT_DEVICE_CPU) : NULL;
     if (!ref) {
         report(&w, "the CPU reference failed: %s", ct_last_error_message());
         ct_clear_error();
         totals->checks += device_count;
     }
+    ct_tensor *magnitude = NULL;
+    if (ref && op->scale_by_abs_inputs && ct_dtype_is_floating(ct_tensor_dtype(ref))) {
+        magnitude = run_on_abs_inputs(op, c, &args, bases);
+        if (!magnitude) report(&w, "the op of |inputs| failed: %s", ct_last_error_message());
+        ct_clear_error();
+    }
     for (int k = 0; ref && k < device_count; k++) {
         ct_device_format(devices[k], w.device, sizeof w.device);
         totals->checks++;
-        ct_tensor *got = run_on(op, c, &args, bases, devices[k]);
+        ct_tensor *got = run_on(op, c, &args, sources, devices[k]);
         if (!got) {
             report(&w, "failed: %s", ct_last_error_message());
             ct_clear_error();
@@ -406,7 +442,7 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
             continue;
         }
         ct_tensor *back = ct_to(got, CT_DEVICE_CPU);
-        if (back && compare(&w, ref, back)) totals->passed++;
+        if (back && compare(&w, ref, back, magnitude)) totals->passed++;
         else if (!back) report(&w, "moving the result to the CPU failed: %s", ct_last_error_message());
         ct_clear_error();
     }

@@ -20,7 +20,8 @@ static const conf_case binary_cases[] = {
      .in = {{SHAPE(2, 3, 5), .views = {SELECTED(0, 1)}},
             {SHAPE(5, 3, 1), .views = {PERMUTED(2, 1, 0), SELECTED(0, 0)}}}},
     {.name = "empty", .in = {{SHAPE(0, 5)}, {SHAPE(1, 5)}}},
-    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}, {SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "special values",
+     .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}, {SHAPE(8, 8), .values = CONF_SPECIALS}}},
     {.name = "mixed dtypes", .in = {{SHAPE(3, 5)}, {SHAPE(3, 5), .kind = CONF_PARTNER}}},
     {.name = "mixed dtypes, broadcast", .in = {{SHAPE(4, 1), .kind = CONF_PARTNER}, {SHAPE(6)}}},
     {.name = "large", .in = {{SHAPE(128, 160)}, {SHAPE(128, 160)}}},
@@ -40,10 +41,13 @@ static const conf_case where_cases[] = {
      .in = {{SHAPE(1, 5), .kind = CONF_BOOL, .views = {EXPANDED(3, 5)}}, {.ndim = 0}, {SHAPE(3, 5)}}},
     {.name = "empty", .in = {{SHAPE(0, 5), .kind = CONF_BOOL}, {SHAPE(0, 5)}, {SHAPE(1, 5)}}},
     {.name = "special values",
-     .in = {{SHAPE(8, 8), .kind = CONF_BOOL}, {SHAPE(8, 8), .values = CONF_SPECIALS}, {SHAPE(8, 8), .values = CONF_SPECIALS}}},
-    {.name = "mixed dtypes", .in = {{SHAPE(3, 5), .kind = CONF_BOOL}, {SHAPE(3, 5)}, {SHAPE(5), .kind = CONF_PARTNER}}},
+     .in = {{SHAPE(8, 8), .kind = CONF_BOOL}, {SHAPE(8, 8), .values = CONF_SPECIALS},
+            {SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "mixed dtypes",
+     .in = {{SHAPE(3, 5), .kind = CONF_BOOL}, {SHAPE(3, 5)}, {SHAPE(5), .kind = CONF_PARTNER}}},
     {.name = "large",
-     .in = {{SHAPE(128, 160), .kind = CONF_BOOL}, {SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}}, {SHAPE(160)}}},
+     .in = {{SHAPE(128, 160), .kind = CONF_BOOL}, {SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}},
+            {SHAPE(160)}}},
     {0}};
 
 /* One tensor (and the scalar forms). */
@@ -51,9 +55,11 @@ static const conf_case unary_cases[] = {
     {.name = "plain", .in = {{SHAPE(3, 5)}}},
     {.name = "0-d", .in = {{.ndim = 0}}},
     {.name = "transposed", .in = {{SHAPE(5, 3), .views = {TRANSPOSED(0, 1)}}}},
-    {.name = "sliced with a step and narrowed", .in = {{SHAPE(4, 11), .views = {SLICED(1, 1, 11, 3), NARROWED(0, 1, 2)}}}},
+    {.name = "sliced with a step and narrowed",
+     .in = {{SHAPE(4, 11), .views = {SLICED(1, 1, 11, 3), NARROWED(0, 1, 2)}}}},
     {.name = "expanded", .in = {{SHAPE(1, 5), .views = {EXPANDED(4, 5)}}}},
-    {.name = "selected and permuted", .in = {{SHAPE(2, 3, 4, 2), .views = {SELECTED(3, 1), PERMUTED(2, 0, 1)}}}},
+    {.name = "selected and permuted",
+     .in = {{SHAPE(2, 3, 4, 2), .views = {SELECTED(3, 1), PERMUTED(2, 0, 1)}}}},
     {.name = "empty", .in = {{SHAPE(0, 3)}}},
     {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}},
     {.name = "large", .in = {{SHAPE(128, 160)}}},
@@ -114,8 +120,9 @@ static ct_tensor *run_clamp_max(ct_tensor *const *in, const conf_args *args)
     return ct_clamp_max(in[0], 7.25);
 }
 
-#define ENTRY2(op, dtypes, r0, r1, ulps) {"ct_" #op, 2, dtypes, {r0, r1}, binary_cases, ulps, run_##op}
-#define ENTRY1(op, dtypes, r0, ulps) {"ct_" #op, 1, dtypes, {r0}, unary_cases, ulps, run_##op}
+#define ENTRY2(op, dtypes, r0, r1, ulps)                                                         \
+    {"ct_" #op, 2, dtypes, {r0, r1}, binary_cases, ulps, run_##op, false}
+#define ENTRY1(op, dtypes, r0, ulps) {"ct_" #op, 1, dtypes, {r0}, unary_cases, ulps, run_##op, false}
 
 const conf_op conf_elementwise_ops[] = {
     ENTRY2(add, CONF_ALL, CONF_ANY, CONF_ANY, 0),
@@ -131,7 +138,7 @@ const conf_op conf_elementwise_ops[] = {
     ENTRY2(le, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
     ENTRY2(gt, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
     ENTRY2(ge, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
-    {"ct_where", 3, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, where_cases, 0, run_where},
+    {"ct_where", 3, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, where_cases, 0, run_where, false},
     ENTRY1(add_scalar, CONF_ALL, CONF_ANY, 0),
     ENTRY1(sub_scalar, CONF_NUMERIC, CONF_ANY, 0),
     ENTRY1(mul_scalar, CONF_ALL, CONF_ANY, 0),

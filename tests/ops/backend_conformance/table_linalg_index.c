@@ -1,7 +1,8 @@
 /* Conformance entries of matmul, joining (cat, stack) and indexing (index_select, gather,
  * one_hot). Index inputs hold valid indices (their ranges are given per case). matmul's float
- * results may sum in another order on a device (another gemm): 256 ulps of max(1, |x|); every
- * other entry moves values without arithmetic and must agree exactly. */
+ * results may sum in another order on a device (another gemm): 16 ulps of |A| @ |B| (PoCL with
+ * CLBlast: 1.1 of those ulps, where the same differences are 23 ulps of a result that cancels);
+ * every other entry moves values without arithmetic and must agree exactly. */
 #include "conformance.h"
 
 static const conf_case matmul_cases[] = {
@@ -66,7 +67,8 @@ static const conf_case index_select_cases[] = {
      .args = {.dim = 1}},
     {.name = "0-d index", .in = {{SHAPE(5, 4)}, {.ndim = 0, .kind = CONF_IDX32, .lo = 0, .hi = 4}},
      .args = {.dim = 1}},
-    {.name = "0-d a", .in = {{.ndim = 0}, {SHAPE(1), .kind = CONF_IDX64, .lo = 0, .hi = 1}}, .args = {.dim = 0}},
+    {.name = "0-d a", .in = {{.ndim = 0}, {SHAPE(1), .kind = CONF_IDX64, .lo = 0, .hi = 1}},
+     .args = {.dim = 0}},
     {.name = "empty index", .in = {{SHAPE(5, 4)}, {SHAPE(0), .kind = CONF_IDX64}}, .args = {.dim = 0}},
     {.name = "empty a", .in = {{SHAPE(0, 4)}, {SHAPE(3), .kind = CONF_IDX64, .lo = 0, .hi = 4}},
      .args = {.dim = 1}},
@@ -87,7 +89,8 @@ static const conf_case gather_cases[] = {
      .args = {.dim = -1}},
     {.name = "3-D, dim 1", .in = {{SHAPE(3, 4, 5)}, {SHAPE(3, 2, 5), .kind = CONF_IDX32, .lo = 0, .hi = 4}},
      .args = {.dim = 1}},
-    {.name = "0-d", .in = {{.ndim = 0}, {.ndim = 0, .kind = CONF_IDX64, .lo = 0, .hi = 1}}, .args = {.dim = 0}},
+    {.name = "0-d", .in = {{.ndim = 0}, {.ndim = 0, .kind = CONF_IDX64, .lo = 0, .hi = 1}},
+     .args = {.dim = 0}},
     {.name = "empty index", .in = {{SHAPE(4, 6)}, {SHAPE(0, 3), .kind = CONF_IDX64}}, .args = {.dim = 1}},
     {.name = "large", .in = {{SHAPE(128, 200)}, {SHAPE(128, 160), .kind = CONF_IDX64, .lo = 0, .hi = 200}},
      .args = {.dim = 1}},
@@ -137,11 +140,11 @@ static ct_tensor *run_one_hot(ct_tensor *const *in, const conf_args *args)
 }
 
 const conf_op conf_linalg_index_ops[] = {
-    {"ct_matmul", 2, CONF_NUMERIC, {CONF_SMALL, CONF_SMALL}, matmul_cases, 256, run_matmul},
-    {"ct_cat", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, cat_cases, 0, run_cat},
-    {"ct_stack", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, stack_cases, 0, run_stack},
-    {"ct_index_select", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select},
-    {"ct_gather", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, gather_cases, 0, run_gather},
-    {"ct_one_hot", 1, CONF_INDEX, {CONF_ANY}, one_hot_cases, 0, run_one_hot},
+    {"ct_matmul", 2, CONF_NUMERIC, {CONF_SMALL, CONF_SMALL}, matmul_cases, 16, run_matmul, true},
+    {"ct_cat", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, cat_cases, 0, run_cat, false},
+    {"ct_stack", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, stack_cases, 0, run_stack, false},
+    {"ct_index_select", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select, false},
+    {"ct_gather", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, gather_cases, 0, run_gather, false},
+    {"ct_one_hot", 1, CONF_INDEX, {CONF_ANY}, one_hot_cases, 0, run_one_hot, false},
 };
 const int conf_linalg_index_op_count = (int)(sizeof conf_linalg_index_ops / sizeof conf_linalg_index_ops[0]);

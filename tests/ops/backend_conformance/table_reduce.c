@@ -1,9 +1,12 @@
 /* Conformance entries of the reductions and softmax. Cases reach every kernel form: one pass and
  * two passes (more than 4096 reduced elements, or 1024 along a column), row runs and column
  * tiles, strided runs, and edge values sprinkled among random ones (NaN must win in max, argmax
- * must find it, inf - inf must give NaN in var). Tolerances: max, min and the arg forms select
- * values and must agree exactly; sums may add in another order on a device (128 ulps of
- * max(1, |x|)); softmax goes through exp and a sum (32 ulps). */
+ * must find it, inf - inf must give NaN in var). Tolerances:
+ *  - max, min and the arg forms select values: exact;
+ *  - sum and mean may add in another order on a device (vector lanes, chunks): 16 ulps of the
+ *    sum of the terms' absolute values (PoCL: 0.7 of those ulps, where the same differences
+ *    are 96 ulps of a float32 row of 320 that cancels to near zero);
+ *  - var and std: 32 ulps (PoCL: 7); softmax and log_softmax, an exp, a sum and a log: 16 (PoCL: 1). */
 #include "conformance.h"
 
 /* Over dims (ndims 0: every dim), with keepdim. */
@@ -19,12 +22,15 @@
      .args = {.dims = {1}, .ndims = 1}},                                                         \
     {.name = "expanded, keepdim", .in = {{SHAPE(1, 6), .views = {EXPANDED(5, 6)}}},              \
      .args = {.dims = {0}, .ndims = 1, .keepdim = true}},                                        \
-    {.name = "selected and permuted", .in = {{SHAPE(2, 3, 4, 5), .views = {SELECTED(0, 1), PERMUTED(2, 0, 1)}}}, \
+    {.name = "selected and permuted",                                                            \
+     .in = {{SHAPE(2, 3, 4, 5), .views = {SELECTED(0, 1), PERMUTED(2, 0, 1)}}},                  \
      .args = {.dims = {0, 2}, .ndims = 2}},                                                      \
     {.name = "empty rows", .in = {{SHAPE(0, 5)}}, .args = {.dims = {1}, .ndims = 1}},            \
     {.name = "0-d", .in = {{.ndim = 0}}},                                                        \
-    {.name = "0-d, dim 0, keepdim", .in = {{.ndim = 0}}, .args = {.dims = {0}, .ndims = 1, .keepdim = true}}, \
-    {.name = "edge values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}, .args = {.dims = {1}, .ndims = 1}}, \
+    {.name = "0-d, dim 0, keepdim", .in = {{.ndim = 0}},                                         \
+     .args = {.dims = {0}, .ndims = 1, .keepdim = true}},                                        \
+    {.name = "edge values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}},                      \
+     .args = {.dims = {1}, .ndims = 1}},                                                         \
     {.name = "sprinkled edge values", .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}},           \
      .args = {.dims = {1}, .ndims = 1}},                                                         \
     {.name = "sprinkled edge values, columns", .in = {{SHAPE(8, 40), .values = CONF_SPRINKLED}}, \
@@ -58,7 +64,8 @@ static const conf_case arg_cases[] = {
     {.name = "last dim, keepdim", .in = {{SHAPE(4, 5, 6)}}, .args = {.dim = -1, .keepdim = true}},
     {.name = "columns", .in = {{SHAPE(40, 33)}}, .args = {.dim = 0}},
     {.name = "transposed", .in = {{SHAPE(6, 5), .views = {TRANSPOSED(0, 1)}}}, .args = {.dim = -1}},
-    {.name = "sliced with a step", .in = {{SHAPE(7, 20), .views = {SLICED(1, 1, 20, 3)}}}, .args = {.dim = 1}},
+    {.name = "sliced with a step", .in = {{SHAPE(7, 20), .views = {SLICED(1, 1, 20, 3)}}},
+     .args = {.dim = 1}},
     {.name = "expanded (all tied)", .in = {{SHAPE(1, 6), .views = {EXPANDED(5, 6)}}}, .args = {.dim = 0}},
     {.name = "0-d", .in = {{.ndim = 0}}, .args = {.dim = 0}},
     {.name = "empty rows", .in = {{SHAPE(0, 5)}}, .args = {.dim = 1}},
@@ -85,7 +92,8 @@ static const conf_case softmax_cases[] = {
     {.name = "dim 1", .in = {{SHAPE(4, 5, 6)}}, .args = {.dim = 1}},
     {.name = "columns", .in = {{SHAPE(40, 33)}}, .args = {.dim = 0}},
     {.name = "transposed", .in = {{SHAPE(6, 5), .views = {TRANSPOSED(0, 1)}}}, .args = {.dim = -1}},
-    {.name = "sliced with a step", .in = {{SHAPE(7, 20), .views = {SLICED(1, 1, 20, 3)}}}, .args = {.dim = 1}},
+    {.name = "sliced with a step", .in = {{SHAPE(7, 20), .views = {SLICED(1, 1, 20, 3)}}},
+     .args = {.dim = 1}},
     {.name = "expanded", .in = {{SHAPE(1, 6), .views = {EXPANDED(5, 6)}}}, .args = {.dim = 0}},
     {.name = "0-d", .in = {{.ndim = 0}}, .args = {.dim = 0}},
     {.name = "empty rows", .in = {{SHAPE(0, 5)}}, .args = {.dim = 1}},
@@ -127,20 +135,22 @@ ONE_RUN(argmin_all, ct_argmin_all(in[0]))
 ONE_RUN(softmax, ct_softmax(in[0], a->dim))
 ONE_RUN(log_softmax, ct_log_softmax(in[0], a->dim))
 
-#define ENTRY(name, dtypes, range, cases, ulps) {"ct_" #name, 1, dtypes, {range}, cases, ulps, run_##name}
+#define ENTRY(name, dtypes, range, cases, ulps)                                                  \
+    {"ct_" #name, 1, dtypes, {range}, cases, ulps, run_##name, false}
+#define SUM_ENTRY(name, dtypes, cases) {"ct_" #name, 1, dtypes, {CONF_ANY}, cases, 16, run_##name, true}
 
 const conf_op conf_reduction_ops[] = {
-    ENTRY(sum, CONF_ALL, CONF_ANY, sum_cases, 128),
-    ENTRY(mean, CONF_FLOAT, CONF_ANY, sum_cases, 128),
+    SUM_ENTRY(sum, CONF_ALL, sum_cases),
+    SUM_ENTRY(mean, CONF_FLOAT, sum_cases),
     ENTRY(max, CONF_ALL, CONF_ANY, extreme_cases, 0),
     ENTRY(min, CONF_ALL, CONF_ANY, extreme_cases, 0),
-    ENTRY(var, CONF_FLOAT, CONF_ANY, var_cases, 128),
-    ENTRY(std, CONF_FLOAT, CONF_ANY, var_cases, 128),
+    ENTRY(var, CONF_FLOAT, CONF_ANY, var_cases, 32),
+    ENTRY(std, CONF_FLOAT, CONF_ANY, var_cases, 32),
     ENTRY(argmax, CONF_NUMERIC, CONF_SMALL, arg_cases, 0),
     ENTRY(argmin, CONF_NUMERIC, CONF_SMALL, arg_cases, 0),
     ENTRY(argmax_all, CONF_NUMERIC, CONF_SMALL, arg_all_cases, 0),
     ENTRY(argmin_all, CONF_NUMERIC, CONF_SMALL, arg_all_cases, 0),
-    ENTRY(softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 32),
-    ENTRY(log_softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 32),
+    ENTRY(softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 16),
+    ENTRY(log_softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 16),
 };
 const int conf_reduction_op_count = (int)(sizeof conf_reduction_ops / sizeof conf_reduction_ops[0]);
