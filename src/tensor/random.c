@@ -77,7 +77,7 @@ static ct_tensor *random_tensor(const char *function, ct_kernel_id kernel, const
     return t;
 }
 
-/* rand and randn make floats only (PyTorch refuses them too). */
+/* rand and randn make floats only (PyTorch refuses integer dtypes there too). */
 static ct_status check_floating(const char *function, ct_dtype dtype)
 {
     if (!ct_dtype_is_valid(dtype))
