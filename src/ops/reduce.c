@@ -305,7 +305,7 @@ static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const in
     const char *what = is_max ? "argmax" : "argmin";
     if (!a) return ct_null_argument(function, "a");
     if (a->dtype == CT_BOOL)
-        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not implemented for bool (as in PyTorch); "
+        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for bool (as in PyTorch); "
                              "convert with ct_to_dtype first", function, what);
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;

@@ -14,7 +14,7 @@ static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int di
     const char *what = take_log ? "log_softmax" : "softmax";
     if (!a) return ct_null_argument(function, "a");
     if (!ct_dtype_is_floating(a->dtype))
-        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not implemented for %s; it needs a floating "
+        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
                              "dtype (float32 or float64); convert with ct_to_dtype first", function,
                              what, ct_dtype_name(a->dtype));
     int d = 0;

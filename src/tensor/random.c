@@ -77,13 +77,13 @@ static ct_tensor *random_tensor(const char *function, ct_kernel_id kernel, const
     return t;
 }
 
-/* rand and randn make floats only (PyTorch: "not implemented for 'Long'"). */
+/* rand and randn make floats only (PyTorch refuses integer dtypes there too). */
 static ct_status check_floating(const char *function, ct_dtype dtype)
 {
     if (!ct_dtype_is_valid(dtype))
         return ct_error(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
     if (!ct_dtype_is_floating(dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: not implemented for '%s'; it makes float32 or float64 "
+        return ct_error(CT_ERR_DTYPE, "%s: not supported for '%s'; it makes float32 or float64 "
                         "(use ct_randint for integers)", function, ct_dtype_name(dtype));
     return CT_OK;
 }
