@@ -38,6 +38,11 @@ typedef struct ct_backend {
                                      size_t bytes);
     ct_status (*copy_device_to_device)(int index, void *dst, size_t dst_offset, const void *src,
                                        size_t src_offset, size_t bytes);
+    /* Optional (NULL when the backend has none): a blocking copy between two devices of this
+     * backend without the host. CT_ERR_UNAVAILABLE, recording no error, when these two devices
+     * cannot (OpenCL: they sit in different contexts); the caller then stages on the host. */
+    ct_status (*copy_peer)(int dst_index, void *dst, size_t dst_offset, int src_index,
+                           const void *src, size_t src_offset, size_t bytes);
 
     /* Runs kernel `kernel` (a ct_kernel_id) over params->n work items. work_per_item is a hint
      * of how many elements each item touches, so that small launches stay on one thread. */

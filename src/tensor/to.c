@@ -45,7 +45,12 @@ static ct_status copy_between_devices(ct_tensor *dst, const ct_tensor *src)
     if (to.type == CT_CPU)
         return source->copy_device_to_host(from.index, (char *)ct_tensor_handle(dst) + dst_offset,
                                            ct_tensor_handle(src), src_offset, bytes);
-    /* Two accelerators: through the host. */
+    /* Two devices of one backend: directly where the backend can, otherwise through the host. */
+    if (from.type == to.type && source->copy_peer) {
+        ct_status status = source->copy_peer(to.index, ct_tensor_handle(dst), dst_offset, from.index,
+                                             ct_tensor_handle(src), src_offset, bytes);
+        if (status != CT_ERR_UNAVAILABLE) return status;
+    }
     void *staging = malloc(bytes);
     if (!staging) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_to: no host memory to stage %zu bytes", bytes);
     ct_status status = source->copy_device_to_host(from.index, staging, ct_tensor_handle(src), src_offset, bytes);

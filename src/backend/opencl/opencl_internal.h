@@ -1,0 +1,73 @@
+/* The OpenCL backend's shared state: the devices found at init, each with its platform's
+ * context, its default in-order queue, and its cache of built programs and kernels. */
+#ifndef CT_OPENCL_INTERNAL_H
+#define CT_OPENCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120 /* the 1.2 API: it runs on every OpenCL driver */
+#endif
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "backend/opencl/opencl_backend.h"
+#include "device/backend_interface.h"
+#include "kernels/kernel_ids.h"
+
+#define CT_OPENCL_MAX_DEVICES 64
+#define CT_OPENCL_MAX_PLATFORMS 16
+#define CT_OPENCL_MAX_FAMILIES 32
+
+typedef struct ct_opencl_device {
+    cl_device_id id;
+    cl_context context;     /* the platform's context, shared by its visible devices */
+    cl_command_queue queue; /* the default in-order queue */
+    int physical_index;     /* in the order GPUs/accelerators first, then CPUs */
+    cl_device_type type;
+    char name[256], vendor[128], driver_version[64];
+    size_t global_memory, max_allocation; /* read once at init: PoCL's figure moves between runs */
+    int compute_units;
+    bool has_amd_free_memory; /* CL_DEVICE_GLOBAL_FREE_MEMORY_AMD answers */
+    atomic_size_t held;       /* bytes of live buffers ctorch created on the device */
+
+    /* A cl_kernel's arguments are shared state: setting them and enqueueing happen under this
+     * lock, as do building and dropping this device's programs. */
+    pthread_mutex_t lock;
+    cl_program programs[CT_OPENCL_MAX_FAMILIES];
+    cl_kernel kernels[CT_KERNEL_COUNT];
+} ct_opencl_device;
+
+/* Filled by init, read-only afterwards (apart from the per-device caches under their lock). */
+extern int ct_opencl_device_count;
+extern ct_opencl_device ct_opencl_devices[CT_OPENCL_MAX_DEVICES];
+
+/* "CL_OUT_OF_RESOURCES" for an OpenCL status code, or "unknown OpenCL error". */
+const char *ct_opencl_status_name(cl_int status);
+/* Records CT_ERR_BACKEND: "opencl:<index>: <what> failed: CL_... (<code>)"; returns it. */
+ct_status ct_opencl_fail(int index, const char *what, cl_int status);
+
+/* Backend entry points, one file per idea. */
+bool ct_opencl_init(char *reason, size_t reason_size);
+int ct_opencl_get_device_count(void);
+ct_status ct_opencl_get_properties(int index, ct_device_props *props);
+ct_status ct_opencl_mem_get_info(int index, size_t *free_bytes, size_t *total_bytes);
+void *ct_opencl_raw_alloc(int index, size_t bytes);
+void ct_opencl_raw_free(int index, void *handle);
+ct_status ct_opencl_copy_host_to_device(int index, void *dst, size_t dst_offset, const void *src,
+                                        size_t bytes);
+ct_status ct_opencl_copy_device_to_host(int index, void *dst, const void *src, size_t src_offset,
+                                        size_t bytes);
+ct_status ct_opencl_copy_device_to_device(int index, void *dst, size_t dst_offset, const void *src,
+                                          size_t src_offset, size_t bytes);
+ct_status ct_opencl_copy_peer(int dst_index, void *dst, size_t dst_offset, int src_index,
+                              const void *src, size_t src_offset, size_t bytes);
+ct_status ct_opencl_launch(int index, int kernel, void *const buffers[],
+                           const struct ct_kparams *params, long work_per_item);
+ct_status ct_opencl_gemm(int index, const ct_gemm_args *args);
+ct_status ct_opencl_synchronize(int index);
+
+/* The cl_kernel of a kernel id on a device, building its family's program on first use. The
+ * caller holds device->lock. */
+ct_status ct_opencl_kernel_locked(int index, int kernel, cl_kernel *out);
+
+#endif
