@@ -25,6 +25,9 @@ double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats)
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
 void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);
 void ct_bench_overhead(const char *filter, ct_bench_report report, void *context);
+/* On the first accelerator device (skipped where there is none). */
+void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
+void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);
 
 /* Does `name` pass the command line's filter (a substring; NULL passes all)? */
 bool ct_bench_selected(const char *filter, const char *name);

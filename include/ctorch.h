@@ -7,5 +7,6 @@
 #include "ctorch/alloc.h"
 #include "ctorch/tensor.h"
 #include "ctorch/ops.h"
+#include "ctorch/stream.h"
 
 #endif

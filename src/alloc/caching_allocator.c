@@ -4,13 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/alloc_internal.h"
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
 
 #define CT_MIN_BLOCK 512
 #define CT_SIZE_CLASSES (64 * 4)
-#define CT_MAX_DEVICES_PER_TYPE 64
 
 typedef struct device_allocator {
     pthread_mutex_t lock;
@@ -134,6 +133,10 @@ out_of_memory:;
 void ct_caching_allocator_free(ct_block *block)
 {
     if (!block) return;
+    if (block->device.type == CT_CPU && block->pinned_handle) {
+        ct_pinned_free(block);
+        return;
+    }
     device_allocator *a = allocator_of(block->device);
     pthread_mutex_lock(&a->lock);
     a->stats.allocated -= block->size;

@@ -8,5 +8,13 @@ ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const b
     if (params->n <= 0) return CT_OK;
     const ct_backend *backend = ct_backend_of(device);
     if (!backend) return ct_last_error();
-    return backend->launch(device.index, kernel, buffers, params, work_per_item);
+    return backend->launch(device.index, ct_current_stream_handle(device), kernel, buffers, params,
+                           work_per_item);
+}
+
+ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args)
+{
+    const ct_backend *backend = ct_backend_of(device);
+    if (!backend) return ct_last_error();
+    return backend->gemm(device.index, ct_current_stream_handle(device), args);
 }

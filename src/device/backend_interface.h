@@ -7,6 +7,10 @@
 
 struct ct_kparams;
 
+/* Per-device tables (allocators, generators, streams) have this many slots per device type;
+ * backends report at most this many devices. */
+#define CT_MAX_DEVICES_PER_TYPE 64
+
 /* C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C, row-major, for `batch` matrices at
  * constant batch strides (0 repeats one matrix). Offsets, leading dims and strides in elements. */
 typedef struct ct_gemm_args {
@@ -18,6 +22,9 @@ typedef struct ct_gemm_args {
     void *b; long b_offset, ldb, b_batch_stride;
     void *c; long c_offset, ldc, c_batch_stride;
 } ct_gemm_args;
+
+/* Called by a backend when a queued copy has finished (from any thread). */
+typedef void (*ct_backend_done)(void *arg);
 
 typedef struct ct_backend {
     ct_device_type type;
@@ -38,18 +45,44 @@ typedef struct ct_backend {
                                      size_t bytes);
     ct_status (*copy_device_to_device)(int index, void *dst, size_t dst_offset, const void *src,
                                        size_t src_offset, size_t bytes);
-    /* Optional (NULL when the backend has none): a blocking copy between two devices of this
-     * backend without the host. CT_ERR_UNAVAILABLE, recording no error, when these two devices
-     * cannot (OpenCL: they sit in different contexts); the caller then stages on the host. */
+
+    /* Two devices of this backend (NULL, or CT_ERR_UNAVAILABLE, when it cannot: the caller then
+     * goes through the host). */
     ct_status (*copy_peer)(int dst_index, void *dst, size_t dst_offset, int src_index,
                            const void *src, size_t src_offset, size_t bytes);
 
-    /* Runs kernel `kernel` (a ct_kernel_id) over params->n work items. work_per_item is a hint
-     * of how many elements each item touches, so that small launches stay on one thread. */
-    ct_status (*launch)(int index, int kernel, void *const buffers[], const struct ct_kparams *params,
-                        long work_per_item);
-    ct_status (*gemm)(int index, const ct_gemm_args *args);
+    /* Queued copies between pinned host memory and the device on `stream` (NULL: the default
+     * stream). done(done_arg) runs once the copy has finished; when event_out is not NULL it
+     * receives an event (see event_*) that completes with the copy. */
+    ct_status (*copy_host_to_device_async)(int index, void *stream, void *dst, size_t dst_offset,
+                                           const void *src, size_t bytes, ct_backend_done done,
+                                           void *done_arg, void **event_out);
+    ct_status (*copy_device_to_host_async)(int index, void *stream, void *dst, const void *src,
+                                           size_t src_offset, size_t bytes, ct_backend_done done,
+                                           void *done_arg, void **event_out);
+    /* Page-locked host memory; *handle is what pinned_free needs besides the pointer. NULL (the
+     * function itself may be NULL) when the backend has none. */
+    void *(*pinned_alloc)(int index, size_t bytes, void **handle);
+    void (*pinned_free)(int index, void *host, void *handle);
+
+    /* Runs kernel `kernel` (a ct_kernel_id) over params->n work items on `stream` (NULL: the
+     * default stream). work_per_item is a hint of how many elements each item touches, so that
+     * small launches stay on one thread. */
+    ct_status (*launch)(int index, void *stream, int kernel, void *const buffers[],
+                        const struct ct_kparams *params, long work_per_item);
+    ct_status (*gemm)(int index, void *stream, const ct_gemm_args *args);
+    /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);
+
+    /* Streams: in-order queues besides the default one. Events: points in a stream. */
+    ct_status (*stream_create)(int index, void **stream);
+    void (*stream_destroy)(int index, void *stream);
+    ct_status (*stream_synchronize)(int index, void *stream);
+    ct_status (*event_create)(int index, void **event);
+    void (*event_destroy)(int index, void *event);
+    ct_status (*event_record)(int index, void *event, void *stream);
+    ct_status (*stream_wait_event)(int index, void *stream, void *event);
+    ct_status (*event_synchronize)(int index, void *event);
 } ct_backend;
 
 /* The backend compiled in for a type, or NULL. Filled by the backend layer. */

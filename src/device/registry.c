@@ -5,6 +5,7 @@
 
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
+#include "device/device_internal.h"
 
 typedef struct backend_state {
     pthread_once_t once;
@@ -98,5 +99,6 @@ ct_status ct_synchronize(ct_device device)
 {
     ct_status status = ct_device_resolve(device, &device);
     if (status != CT_OK) return status;
+    ct_transfer_count_sync(device);
     return ct_backend_table[device.type]->synchronize(device.index);
 }

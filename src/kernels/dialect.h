@@ -16,6 +16,7 @@
 #define CT_IDX ((long)get_global_id(0))
 #define CT_FN static inline
 #define CT_SIMD_REDUCTION(op, var)
+#define CT_SIMD
 
 #elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 typedef unsigned char uchar;
@@ -27,6 +28,7 @@ typedef unsigned long ulong;
 #define CT_IDX ((long)blockIdx.x * (long)blockDim.x + (long)threadIdx.x)
 #define CT_FN static __device__ inline
 #define CT_SIMD_REDUCTION(op, var)
+#define CT_SIMD
 
 #else /* plain C, on the CPU */
 #include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
@@ -41,6 +43,9 @@ typedef unsigned long ulong;
 #define CT_PRAGMA(x) _Pragma(#x)
 /* Lets the compiler vectorise a reduction loop (reassociating it) where OpenMP runs it. */
 #define CT_SIMD_REDUCTION(op, var) CT_PRAGMA(omp simd reduction(op : var))
+/* The same for a loop whose iterations are independent (short loops over private arrays, which
+ * the compiler would otherwise unroll into branches). */
+#define CT_SIMD CT_PRAGMA(omp simd)
 #endif
 
 /* Device compilers get kernel_params.h's text prepended (see embed_kernels.cmake); C includes it. */

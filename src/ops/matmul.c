@@ -137,8 +137,6 @@ static ct_status gemm_batches(const matrix_view *a, const matrix_view *b, ct_ten
     int64_t calls = 1;
     for (int d = 0; d < inner; d++) calls *= size[d];
 
-    const ct_backend *backend = ct_backend_of(out->storage->device);
-    if (!backend) return ct_last_error();
     for (int64_t call = 0; call < calls; call++) {
         int64_t rest = call, offset[3] = {0, 0, 0};
         for (int d = inner - 1; d >= 0; d--) {
@@ -149,7 +147,7 @@ static ct_status gemm_batches(const matrix_view *a, const matrix_view *b, ct_ten
         g.a_offset = (long)(a->t->offset + offset[0]);
         g.b_offset = (long)(b->t->offset + offset[1]);
         g.c_offset = (long)(out->offset + offset[2]);
-        ct_status status = backend->gemm(out->storage->device.index, &g);
+        ct_status status = ct_backend_gemm(out->storage->device, &g);
         if (status != CT_OK) return status;
     }
     return CT_OK;

@@ -48,9 +48,7 @@ ct_tensor *ct_tensor_from_data(const void *data, ct_dtype dtype, const int64_t *
         return ct_api_return(ct_null_argument("ct_tensor_from_data", "data"));
     }
     if (bytes > 0) {
-        const ct_backend *backend = ct_backend_of(t->storage->device);
-        if (backend->copy_host_to_device(t->storage->device.index, ct_tensor_handle(t), 0, data,
-                                         bytes) != CT_OK) {
+        if (ct_transfer_host_to_device(t->storage->device, ct_tensor_handle(t), 0, data, bytes) != CT_OK) {
             ct_release(t);
             return ct_api_return(NULL);
         }

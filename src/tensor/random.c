@@ -9,18 +9,17 @@
 #include "tensor/tensor_internal.h"
 
 /* Devices of one type with a generator; a device index beyond it is refused. */
-#define CT_RANDOM_MAX_DEVICES 64
 
 static pthread_mutex_t generator_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t generator_seed = CT_DEFAULT_SEED;
-static uint64_t generator_offsets[CT_DEVICE_TYPE_COUNT][CT_RANDOM_MAX_DEVICES];
+static uint64_t generator_offsets[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
 
 void ct_manual_seed(uint64_t seed)
 {
     pthread_mutex_lock(&generator_lock);
     generator_seed = seed;
     for (int type = 0; type < CT_DEVICE_TYPE_COUNT; type++)
-        for (int index = 0; index < CT_RANDOM_MAX_DEVICES; index++) generator_offsets[type][index] = 0;
+        for (int index = 0; index < CT_MAX_DEVICES_PER_TYPE; index++) generator_offsets[type][index] = 0;
     pthread_mutex_unlock(&generator_lock);
 }
 
@@ -36,11 +35,11 @@ uint64_t ct_initial_seed(void)
 static ct_status reserve_counters(const char *function, ct_device device, uint64_t count,
                                   uint64_t *seed, uint64_t *offset)
 {
-    if (device.index < 0 || device.index >= CT_RANDOM_MAX_DEVICES) {
+    if (device.index < 0 || device.index >= CT_MAX_DEVICES_PER_TYPE) {
         char name[CT_DEVICE_STRING_MAX];
         return ct_error(CT_ERR_DEVICE, "%s: device %s has no random generator; ctorch keeps one for "
                         "devices 0 to %d of each type", function,
-                        ct_device_format(device, name, sizeof name), CT_RANDOM_MAX_DEVICES - 1);
+                        ct_device_format(device, name, sizeof name), CT_MAX_DEVICES_PER_TYPE - 1);
     }
     pthread_mutex_lock(&generator_lock);
     *seed = generator_seed;
@@ -78,13 +77,13 @@ static ct_tensor *random_tensor(const char *function, ct_kernel_id kernel, const
     return t;
 }
 
-/* rand and randn make floats only (PyTorch: "not implemented for 'Long'"). */
+/* rand and randn make floats only (PyTorch refuses integer dtypes there too). */
 static ct_status check_floating(const char *function, ct_dtype dtype)
 {
     if (!ct_dtype_is_valid(dtype))
         return ct_error(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
     if (!ct_dtype_is_floating(dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: not implemented for '%s'; it makes float32 or float64 "
+        return ct_error(CT_ERR_DTYPE, "%s: not supported for '%s'; it makes float32 or float64 "
                         "(use ct_randint for integers)", function, ct_dtype_name(dtype));
     return CT_OK;
 }

@@ -3,13 +3,13 @@
 
 #include "tensor/tensor_internal.h"
 
-/* Sequences hold numbers; bool has none to step through (PyTorch: "not implemented for 'Bool'"). */
+/* Sequences hold numbers; bool has none to step through (PyTorch refuses it too). */
 static ct_status check_sequence_dtype(const char *function, ct_dtype dtype)
 {
     if (!ct_dtype_is_valid(dtype))
         return ct_error(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
     if (dtype == CT_BOOL)
-        return ct_error(CT_ERR_DTYPE, "%s: not implemented for bool; use a numeric dtype", function);
+        return ct_error(CT_ERR_DTYPE, "%s: not supported for bool; use a numeric dtype", function);
     return CT_OK;
 }
 

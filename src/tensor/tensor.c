@@ -30,45 +30,46 @@ const char *ct_shape_format(const int64_t *shape, int ndim, char *buf, size_t si
     return buf;
 }
 
-ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtype,
-                           const int64_t *shape, int ndim)
+/* The byte count of a new tensor, after checking dtype, dims, sizes and overflow. */
+static ct_status checked_bytes(const char *function, ct_dtype dtype, const int64_t *shape, int ndim,
+                               size_t *bytes)
 {
     if (!ct_dtype_is_valid(dtype))
-        return ct_error_null(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
+        return ct_error(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
     if (ndim < 0 || ndim > CT_MAX_DIMS)
-        return ct_error_null(CT_ERR_SHAPE, "%s: %d dims asked; ctorch tensors have 0 to %d dims",
-                             function, ndim, CT_MAX_DIMS);
-    if (ndim > 0 && !shape) return ct_null_argument(function, "shape");
-    if (ct_device_resolve(device, &device) != CT_OK) return NULL;
-    size_t bytes = ct_dtype_size(dtype);
+        return ct_error(CT_ERR_SHAPE, "%s: %d dims asked; ctorch tensors have 0 to %d dims",
+                        function, ndim, CT_MAX_DIMS);
+    if (ndim > 0 && !shape) return ct_null_argument(function, "shape"), ct_last_error();
+    *bytes = ct_dtype_size(dtype);
     for (int d = 0; d < ndim; d++) {
         char text[256];
         if (shape[d] < 0)
-            return ct_error_null(CT_ERR_SHAPE, "%s: shape %s has a negative size in dim %d; sizes "
-                                 "must be >= 0", function, ct_shape_format(shape, ndim, text, sizeof text), d);
-        if (shape[d] > 0 && bytes > SIZE_MAX / (size_t)shape[d])
-            return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: shape %s of %s is more bytes than "
-                                 "memory can address", function,
-                                 ct_shape_format(shape, ndim, text, sizeof text), ct_dtype_name(dtype));
-        bytes *= (size_t)shape[d];
+            return ct_error(CT_ERR_SHAPE, "%s: shape %s has a negative size in dim %d; sizes "
+                            "must be >= 0", function, ct_shape_format(shape, ndim, text, sizeof text), d);
+        if (shape[d] > 0 && *bytes > SIZE_MAX / (size_t)shape[d])
+            return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: shape %s of %s is more bytes than "
+                            "memory can address", function,
+                            ct_shape_format(shape, ndim, text, sizeof text), ct_dtype_name(dtype));
+        *bytes *= (size_t)shape[d];
     }
+    return CT_OK;
+}
+
+/* A contiguous tensor over block (NULL for zero bytes), which it then owns. */
+static ct_tensor *tensor_over_block(const char *function, ct_device device, ct_dtype dtype,
+                                    const int64_t *shape, int ndim, ct_block *block, size_t bytes)
+{
     ct_storage *storage = calloc(1, sizeof *storage);
     ct_tensor *t = calloc(1, sizeof *t);
     if (!storage || !t) {
         free(storage);
         free(t);
+        ct_caching_allocator_free(block);
         return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for a tensor record", function);
-    }
-    if (bytes > 0) {
-        storage->block = ct_caching_allocator_malloc(device, bytes);
-        if (!storage->block) {
-            free(storage);
-            free(t);
-            return NULL;
-        }
     }
     atomic_init(&storage->refcount, 1);
     storage->device = device;
+    storage->block = block;
     storage->nbytes = bytes;
     atomic_init(&t->refcount, 1);
     t->storage = storage;
@@ -77,6 +78,26 @@ ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtyp
     for (int d = 0; d < ndim; d++) t->shape[d] = shape[d];
     ct_contiguous_strides(t->shape, ndim, t->strides);
     return t;
+}
+
+ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtype,
+                           const int64_t *shape, int ndim)
+{
+    size_t bytes;
+    if (checked_bytes(function, dtype, shape, ndim, &bytes) != CT_OK) return NULL;
+    if (ct_device_resolve(device, &device) != CT_OK) return NULL;
+    ct_block *block = NULL;
+    if (bytes > 0 && !(block = ct_caching_allocator_malloc(device, bytes))) return NULL;
+    return tensor_over_block(function, device, dtype, shape, ndim, block, bytes);
+}
+
+ct_tensor *ct_tensor_alloc_pinned(const char *function, ct_dtype dtype, const int64_t *shape, int ndim)
+{
+    size_t bytes;
+    if (checked_bytes(function, dtype, shape, ndim, &bytes) != CT_OK) return NULL;
+    ct_block *block = ct_pinned_malloc(bytes);
+    if (!block) return NULL;
+    return tensor_over_block(function, CT_DEVICE_CPU, dtype, shape, ndim, block, bytes);
 }
 
 ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *shape,
@@ -97,7 +118,11 @@ ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *sha
     return t;
 }
 
-void *ct_tensor_handle(const ct_tensor *t) { return t->storage->block ? t->storage->block->handle : NULL; }
+void *ct_tensor_handle(const ct_tensor *t)
+{
+    if (atomic_load_explicit(&t->storage->pending_event, memory_order_acquire)) ct_storage_wait_ready(t->storage);
+    return t->storage->block ? t->storage->block->handle : NULL;
+}
 
 ct_tensor *ct_retain(ct_tensor *t)
 {
@@ -107,9 +132,12 @@ ct_tensor *ct_retain(ct_tensor *t)
     return ct_api_return(t);
 }
 
-static void storage_release(ct_storage *storage)
+void ct_storage_retain(ct_storage *storage) { atomic_fetch_add(&storage->refcount, 1); }
+
+void ct_storage_release(ct_storage *storage)
 {
     if (atomic_fetch_sub(&storage->refcount, 1) != 1) return;
+    ct_storage_wait_ready(storage);
     ct_caching_allocator_free(storage->block);
     free(storage);
 }
@@ -119,7 +147,7 @@ void ct_release(ct_tensor *t)
     if (!t) return;
     if (!ct_api_nested()) ct_scope_forget(t);
     if (atomic_fetch_sub(&t->refcount, 1) != 1) return;
-    storage_release(t->storage);
+    ct_storage_release(t->storage);
     free(t);
 }
 

@@ -14,6 +14,10 @@ typedef struct ct_storage {
     ct_device device;
     ct_block *block; /* NULL for zero bytes */
     size_t nbytes;
+    /* A queued copy still writing into this (host) storage: an event of pending_device's backend
+     * that anyone touching the data waits for first (ct_tensor_handle does). */
+    _Atomic(void *) pending_event;
+    ct_device pending_device;
 } ct_storage;
 
 struct ct_tensor {
@@ -45,7 +49,14 @@ ct_tensor *ct_tensor_alloc(const char *function, ct_device device, ct_dtype dtyp
 /* A view of base's storage with the given geometry. */
 ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset);
+/* The buffer handle of t's storage, once any queued copy into it has finished. */
 void *ct_tensor_handle(const ct_tensor *t);
+/* A new contiguous CPU tensor in pinned host memory (see ct_pinned_malloc). */
+ct_tensor *ct_tensor_alloc_pinned(const char *function, ct_dtype dtype, const int64_t *shape, int ndim);
+void ct_storage_retain(ct_storage *storage);
+void ct_storage_release(ct_storage *storage);
+/* Waits for a queued copy into storage, if there is one. */
+void ct_storage_wait_ready(ct_storage *storage);
 
 int64_t ct_shape_numel(const int64_t *shape, int ndim);
 void ct_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
@@ -64,6 +75,16 @@ ct_status ct_check_same_device(const char *function, const ct_tensor *a, const c
  * true when every operand is contiguous over the whole space (a flat loop will do). */
 bool ct_kparams_index_space(ct_kparams *p, const int64_t *shape, int ndim, int count,
                             const int64_t *const *strides);
+/* ---- moving bytes (counted in the transfer statistics); offsets in bytes ---- */
+ct_status ct_transfer_host_to_device(ct_device device, void *dst, size_t dst_offset, const void *src,
+                                     size_t bytes);
+/* Blocks until the bytes are on the host (a host synchronization). */
+ct_status ct_transfer_device_to_host(ct_device device, void *dst, const void *src, size_t src_offset,
+                                     size_t bytes);
+/* Between any two devices: within one device, peer to peer, or through the host. */
+ct_status ct_transfer_between_devices(ct_device to, void *dst, size_t dst_offset, ct_device from,
+                                      const void *src, size_t src_offset, size_t bytes);
+
 /* dst = src elementwise, with dst's dtype; same device and same shape. */
 ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src);
 /* Fills a contiguous tensor with value. */

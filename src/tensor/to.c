@@ -31,33 +31,84 @@ static ct_status copy_between_devices(ct_tensor *dst, const ct_tensor *src)
 {
     size_t bytes = (size_t)ct_numel(src) * ct_dtype_size(src->dtype);
     if (bytes == 0) return CT_OK;
-    ct_device from = src->storage->device, to = dst->storage->device;
-    size_t src_offset = (size_t)src->offset * ct_dtype_size(src->dtype);
-    size_t dst_offset = (size_t)dst->offset * ct_dtype_size(dst->dtype);
-    const ct_backend *source = ct_backend_of(from), *target = ct_backend_of(to);
-    if (!source || !target) return ct_last_error();
-    if (ct_device_equal(from, to))
-        return source->copy_device_to_device(from.index, ct_tensor_handle(dst), dst_offset,
-                                             ct_tensor_handle(src), src_offset, bytes);
-    if (from.type == CT_CPU)
-        return target->copy_host_to_device(to.index, ct_tensor_handle(dst), dst_offset,
-                                           (const char *)ct_tensor_handle(src) + src_offset, bytes);
-    if (to.type == CT_CPU)
-        return source->copy_device_to_host(from.index, (char *)ct_tensor_handle(dst) + dst_offset,
-                                           ct_tensor_handle(src), src_offset, bytes);
-    /* Two devices of one backend: directly where the backend can, otherwise through the host. */
-    if (from.type == to.type && source->copy_peer) {
-        ct_status status = source->copy_peer(to.index, ct_tensor_handle(dst), dst_offset, from.index,
-                                             ct_tensor_handle(src), src_offset, bytes);
-        if (status != CT_ERR_UNAVAILABLE) return status;
+    return ct_transfer_between_devices(dst->storage->device, ct_tensor_handle(dst),
+                                       (size_t)dst->offset * ct_dtype_size(dst->dtype),
+                                       src->storage->device, ct_tensor_handle(src),
+                                       (size_t)src->offset * ct_dtype_size(src->dtype), bytes);
+}
+
+static void release_storage_when_done(void *storage) { ct_storage_release(storage); }
+
+/* A queued copy between pinned host memory and a device. NULL with *failed false when this copy
+ * cannot be queued (the caller then copies blocking); NULL with *failed true on an error. */
+static ct_tensor *to_non_blocking(const ct_tensor *t, ct_device target, ct_dtype dtype, bool *failed)
+{
+    *failed = true;
+    ct_device from = t->storage->device;
+    char name[CT_DEVICE_STRING_MAX];
+    size_t bytes = (size_t)ct_numel(t) * ct_dtype_size(dtype);
+    if (from.type == CT_CPU && target.type != CT_CPU) {
+        const ct_backend *backend = ct_backend_table[target.type];
+        if (!backend->copy_host_to_device_async || !t->storage->block || !t->storage->block->pinned ||
+            dtype != t->dtype || !ct_is_contiguous(t)) {
+            ct_log_message(CT_LOG_DEBUG, "ct_to(non_blocking) to %s: the source is not a contiguous "
+                           "pinned tensor of the target dtype, so the copy is blocking",
+                           ct_device_format(target, name, sizeof name));
+            *failed = false;
+            return NULL;
+        }
+        ct_tensor *out = ct_tensor_alloc("ct_to", target, dtype, t->shape, t->ndim);
+        if (!out) return NULL;
+        const char *src = (const char *)ct_tensor_handle(t) + (size_t)t->offset * ct_dtype_size(dtype);
+        ct_storage_retain(t->storage); /* until the copy has read it */
+        ct_transfer_count(target, CT_TRANSFER_HOST_TO_DEVICE, bytes);
+        if (backend->copy_host_to_device_async(target.index, ct_current_stream_handle(target),
+                                               ct_tensor_handle(out), 0, src, bytes,
+                                               release_storage_when_done, t->storage, NULL) != CT_OK) {
+            ct_storage_release(t->storage);
+            ct_release(out);
+            return NULL;
+        }
+        return out;
     }
-    void *staging = malloc(bytes);
-    if (!staging) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_to: no host memory to stage %zu bytes", bytes);
-    ct_status status = source->copy_device_to_host(from.index, staging, ct_tensor_handle(src), src_offset, bytes);
-    if (status == CT_OK)
-        status = target->copy_host_to_device(to.index, ct_tensor_handle(dst), dst_offset, staging, bytes);
-    free(staging);
-    return status;
+    if (from.type != CT_CPU && target.type == CT_CPU) {
+        const ct_backend *backend = ct_backend_table[from.type];
+        if (!backend->copy_device_to_host_async) {
+            *failed = false;
+            return NULL;
+        }
+        ct_tensor *source = contiguous_as(t, dtype, false); /* queued on the device too */
+        if (!source) return NULL;
+        ct_tensor *out = ct_tensor_alloc_pinned("ct_to", dtype, t->shape, t->ndim);
+        if (out && !out->storage->block->pinned) {
+            ct_log_message(CT_LOG_DEBUG, "ct_to(non_blocking) from %s: no pinned host memory here, "
+                           "so the copy is blocking", ct_device_format(from, name, sizeof name));
+            ct_release(out);
+            ct_release(source);
+            *failed = false;
+            return NULL;
+        }
+        if (out && bytes > 0) {
+            void *event = NULL;
+            ct_storage_retain(source->storage);
+            ct_transfer_count(from, CT_TRANSFER_DEVICE_TO_HOST, bytes);
+            if (backend->copy_device_to_host_async(from.index, ct_current_stream_handle(from),
+                                                   ct_tensor_handle(out), ct_tensor_handle(source),
+                                                   (size_t)source->offset * ct_dtype_size(dtype), bytes,
+                                                   release_storage_when_done, source->storage, &event) != CT_OK) {
+                ct_storage_release(source->storage);
+                ct_release(out);
+                out = NULL;
+            } else {
+                out->storage->pending_device = from;
+                atomic_store_explicit(&out->storage->pending_event, event, memory_order_release);
+            }
+        }
+        ct_release(source);
+        return out;
+    }
+    *failed = false;
+    return NULL;
 }
 
 static ct_tensor *to_with(const ct_tensor *t, const ct_to_options *options)
@@ -73,6 +124,11 @@ static ct_tensor *to_with(const ct_tensor *t, const ct_to_options *options)
     if (same_device && dtype == t->dtype && !options->copy) {
         atomic_fetch_add(&((ct_tensor *)t)->refcount, 1);
         return (ct_tensor *)t;
+    }
+    if (options->non_blocking && !same_device) {
+        bool failed;
+        ct_tensor *queued = to_non_blocking(t, target, dtype, &failed);
+        if (queued || failed) return queued;
     }
     if (same_device) {
         ct_tensor *out = ct_tensor_alloc("ct_to", target, dtype, t->shape, t->ndim);
@@ -146,6 +202,8 @@ ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
     ct_status status;
     if (ct_device_equal(dst->storage->device, src->storage->device)) {
         status = ct_tensor_copy_into(dst, src);
+    } else if (ct_is_contiguous(dst) && ct_is_contiguous(src)) {
+        status = copy_between_devices(dst, src); /* the bytes move once, straight into dst */
     } else {
         /* Move src to dst's device, then copy into dst's (possibly strided) view there. */
         ct_tensor *moved = to_with(src, &(ct_to_options){dst->storage->device, -1, false, false});
@@ -169,11 +227,9 @@ ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes)
     ct_api_enter();
     ct_tensor *c = contiguous_as(t, t->dtype, false);
     ct_status status = c ? CT_OK : ct_last_error();
-    if (c) {
-        const ct_backend *backend = ct_backend_of(c->storage->device);
-        status = backend->copy_device_to_host(c->storage->device.index, dst, ct_tensor_handle(c),
-                                              (size_t)c->offset * ct_dtype_size(c->dtype), bytes);
-    }
+    if (c)
+        status = ct_transfer_device_to_host(c->storage->device, dst, ct_tensor_handle(c),
+                                            (size_t)c->offset * ct_dtype_size(c->dtype), bytes);
     ct_release(c);
     ct_api_return(NULL);
     return status;

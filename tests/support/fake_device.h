@@ -12,5 +12,7 @@
 void ct_test_install_fake_opencl(void);
 /* Bytes moved into and out of fake devices since the start (to show that no copy happened). */
 size_t ct_test_fake_bytes_copied(void);
+/* Queued copies that have not run yet (they run when the host waits or later work needs them). */
+size_t ct_test_fake_copies_pending(void);
 
 #endif

@@ -112,10 +112,10 @@ static void bad_ranges_steps_and_dtypes_are_errors(void **state)
     expect_error(ct_arange(0, INFINITY, 1, CT_F32, CT_DEVICE_CPU), CT_ERR_INVALID_ARGUMENT, "unsupported range");
     expect_error(ct_arange(0, NAN, 1, CT_F32, CT_DEVICE_CPU), CT_ERR_INVALID_ARGUMENT, "unsupported range");
     expect_error(ct_arange(0, 1e300, 1e-300, CT_F32, CT_DEVICE_CPU), CT_ERR_INVALID_ARGUMENT, "more than a tensor can hold");
-    expect_error(ct_arange(0, 2, 1, CT_BOOL, CT_DEVICE_CPU), CT_ERR_DTYPE, "not implemented for bool");
+    expect_error(ct_arange(0, 2, 1, CT_BOOL, CT_DEVICE_CPU), CT_ERR_DTYPE, "not supported for bool");
     expect_error(ct_arange(0, 2, 1, (ct_dtype)42, CT_DEVICE_CPU), CT_ERR_DTYPE, "dtype 42");
     expect_error(ct_linspace(0, 1, -1, CT_F32, CT_DEVICE_CPU), CT_ERR_INVALID_ARGUMENT, "number of steps -1 is negative");
-    expect_error(ct_linspace(0, 1, 2, CT_BOOL, CT_DEVICE_CPU), CT_ERR_DTYPE, "ct_linspace: not implemented for bool");
+    expect_error(ct_linspace(0, 1, 2, CT_BOOL, CT_DEVICE_CPU), CT_ERR_DTYPE, "ct_linspace: not supported for bool");
     expect_error(ct_arange(0, 2, 1, CT_F32, (ct_device){CT_OPENCL, 5}), CT_ERR_DEVICE, "opencl:5");
 }
 

@@ -125,6 +125,38 @@ static ct_status cpu_synchronize(int index)
     return CT_OK; /* CPU work runs to completion before its call returns */
 }
 
+/* Streams and events on the CPU: work runs when it is called, in call order, so a stream is only
+ * a name and every event has happened by the time anyone can ask. */
+static char cpu_queue_token;
+
+static ct_status cpu_stream_create(int index, void **stream)
+{
+    (void)index;
+    *stream = &cpu_queue_token;
+    return CT_OK;
+}
+
+static void cpu_stream_destroy(int index, void *stream)
+{
+    (void)index;
+    (void)stream;
+}
+
+static ct_status cpu_stream_or_event_done(int index, void *handle)
+{
+    (void)index;
+    (void)handle;
+    return CT_OK;
+}
+
+static ct_status cpu_event_record(int index, void *event, void *stream)
+{
+    (void)index;
+    (void)event;
+    (void)stream;
+    return CT_OK;
+}
+
 const ct_backend ct_cpu_backend = {
     .type = CT_CPU,
     .init = cpu_init,
@@ -139,4 +171,12 @@ const ct_backend ct_cpu_backend = {
     .launch = ct_cpu_launch,
     .gemm = ct_cpu_gemm,
     .synchronize = cpu_synchronize,
+    .stream_create = cpu_stream_create,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_synchronize = cpu_stream_or_event_done,
+    .event_create = cpu_stream_create,
+    .event_destroy = cpu_stream_destroy,
+    .event_record = cpu_event_record,
+    .stream_wait_event = cpu_event_record,
+    .event_synchronize = cpu_stream_or_event_done,
 };

@@ -3,8 +3,8 @@
 
 #include "device/backend_interface.h"
 
-ct_status ct_cpu_launch(int index, int kernel, void *const buffers[], const struct ct_kparams *params,
-                        long work_per_item);
-ct_status ct_cpu_gemm(int index, const ct_gemm_args *args);
+ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers[],
+                        const struct ct_kparams *params, long work_per_item);
+ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *args);
 
 #endif

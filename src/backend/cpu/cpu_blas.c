@@ -4,9 +4,10 @@
 #include "backend/cpu/cpu_backend.h"
 #include "core/core_internal.h"
 
-ct_status ct_cpu_gemm(int index, const ct_gemm_args *g)
+ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
 {
     (void)index;
+    (void)stream;
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
     for (long i = 0; i < g->batch; i++) {

@@ -19,10 +19,11 @@ static void register_all(void)
 #undef CT_CPU_CALL_REGISTER
 }
 
-ct_status ct_cpu_launch(int index, int kernel, void *const buffers[], const ct_kparams *params,
-                        long work_per_item)
+ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers[],
+                        const ct_kparams *params, long work_per_item)
 {
     (void)index;
+    (void)stream; /* CPU work runs now, in call order: every stream is the same queue */
     pthread_once(&launchers_once, register_all);
     if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT || !launchers[kernel])
         return ct_error(CT_ERR_INTERNAL, "cpu: no kernel with id %d", kernel);

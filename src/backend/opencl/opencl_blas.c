@@ -1,4 +1,4 @@
-/* Matrix products on OpenCL through CLBlast's C API, queued on the device's default queue:
+/* Matrix products on OpenCL through CLBlast's C API, queued on a stream's queue:
  * one strided-batched call for a batch at constant strides, single calls otherwise. CLBlast
  * compiles its kernels on its first call per device and process (seconds with a cold driver
  * cache, a tenth of a second with a warm one). */
@@ -66,7 +66,7 @@ static CLBlastStatusCode gemm_call(cl_command_queue *queue, const ct_gemm_args *
                                       (size_t)count, queue, NULL);
 }
 
-ct_status ct_opencl_gemm(int index, const ct_gemm_args *g)
+ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
 {
     if (g->dtype != CT_F32 && g->dtype != CT_F64)
         return ct_error(CT_ERR_DTYPE, "opencl gemm: dtype %s has no BLAS routine",
@@ -78,7 +78,7 @@ ct_status ct_opencl_gemm(int index, const ct_gemm_args *g)
     if (g->a_offset < 0 || g->b_offset < 0 || g->c_offset < 0 || g->a_batch_stride < 0 ||
         g->b_batch_stride < 0 || g->c_batch_stride < 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "opencl gemm: negative offsets or batch strides");
-    cl_command_queue queue = ct_opencl_devices[index].queue;
+    cl_command_queue queue = ct_opencl_queue(index, stream);
     /* Batch matrices that all write one C would race in a batched call: run them in turn. */
     bool batched = g->batch == 1 || g->c_batch_stride != 0;
     long per_call = batched ? g->batch : 1;

@@ -220,6 +220,7 @@ bool ct_opencl_init(char *reason, size_t reason_size)
         device->id = found[physical[logical[i]]].id;
         device->physical_index = logical[i];
         pthread_mutex_init(&device->lock, NULL);
+        pthread_mutex_init(&device->streams_lock, NULL);
         read_properties(device);
     }
     ct_opencl_device_count = count;

@@ -14,7 +14,7 @@
 #include "device/backend_interface.h"
 #include "kernels/kernel_ids.h"
 
-#define CT_OPENCL_MAX_DEVICES 64
+#define CT_OPENCL_MAX_DEVICES CT_MAX_DEVICES_PER_TYPE
 #define CT_OPENCL_MAX_PLATFORMS 16
 #define CT_OPENCL_MAX_FAMILIES 32
 
@@ -35,7 +35,18 @@ typedef struct ct_opencl_device {
     pthread_mutex_t lock;
     cl_program programs[CT_OPENCL_MAX_FAMILIES];
     cl_kernel kernels[CT_KERNEL_COUNT];
+
+    /* The streams (extra in-order queues) alive on the device, for synchronize. */
+    pthread_mutex_t streams_lock;
+    cl_command_queue *streams;
+    int stream_count, stream_capacity;
 } ct_opencl_device;
+
+/* An event handle: the marker of its last record (NULL: never recorded, so complete). */
+typedef struct ct_opencl_event {
+    pthread_mutex_t lock;
+    cl_event marker;
+} ct_opencl_event;
 
 /* Filled by init, read-only afterwards (apart from the per-device caches under their lock). */
 extern int ct_opencl_device_count;
@@ -61,10 +72,39 @@ ct_status ct_opencl_copy_device_to_device(int index, void *dst, size_t dst_offse
                                           size_t src_offset, size_t bytes);
 ct_status ct_opencl_copy_peer(int dst_index, void *dst, size_t dst_offset, int src_index,
                               const void *src, size_t src_offset, size_t bytes);
-ct_status ct_opencl_launch(int index, int kernel, void *const buffers[],
+ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buffers[],
                            const struct ct_kparams *params, long work_per_item);
-ct_status ct_opencl_gemm(int index, const ct_gemm_args *args);
+ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *args);
+
 ct_status ct_opencl_synchronize(int index);
+ct_status ct_opencl_stream_create(int index, void **stream);
+void ct_opencl_stream_destroy(int index, void *stream);
+ct_status ct_opencl_stream_synchronize(int index, void *stream);
+ct_status ct_opencl_event_create(int index, void **event);
+void ct_opencl_event_destroy(int index, void *event);
+ct_status ct_opencl_event_record(int index, void *event, void *stream);
+ct_status ct_opencl_stream_wait_event(int index, void *stream, void *event);
+ct_status ct_opencl_event_synchronize(int index, void *event);
+/* An event handle for a cl_event of an enqueued command (retained by the handle). */
+ct_status ct_opencl_event_wrap(int index, cl_event marker, void **event);
+
+void *ct_opencl_pinned_alloc(int index, size_t bytes, void **handle);
+void ct_opencl_pinned_free(int index, void *host, void *handle);
+ct_status ct_opencl_copy_host_to_device_async(int index, void *stream, void *dst, size_t dst_offset,
+                                              const void *src, size_t bytes, ct_backend_done done,
+                                              void *done_arg, void **event_out);
+ct_status ct_opencl_copy_device_to_host_async(int index, void *stream, void *dst, const void *src,
+                                              size_t src_offset, size_t bytes, ct_backend_done done,
+                                              void *done_arg, void **event_out);
+
+/* The queue of a stream handle on a device (NULL: the default queue). */
+static inline cl_command_queue ct_opencl_queue(int index, void *stream)
+{
+    return stream ? (cl_command_queue)stream : ct_opencl_devices[index].queue;
+}
+/* The queue of this thread's current stream on the device: blocking copies run there, after
+ * the work the thread queued (as PyTorch copies on the current stream). */
+cl_command_queue ct_opencl_current_queue(int index);
 
 /* The cl_kernel of a kernel id on a device, building its family's program on first use. The
  * caller holds device->lock. */

@@ -1,6 +1,6 @@
 /* Launching a kernel on a device's default queue: four buffers and the parameter block by
- * value, one work item per index (1-D). The launch is queued, not waited for; a read back on
- * the same in-order queue waits for it. */
+ * value, one work item per index (1-D), on a stream's queue. The launch is queued, not waited
+ * for; a read back on the same in-order queue waits for it. */
 #include <stdio.h>
 
 #include "backend/opencl/opencl_internal.h"
@@ -11,8 +11,8 @@
  * that the driver can pick a good work-group size even when n is prime. */
 #define CT_OPENCL_GLOBAL_MULTIPLE 64
 
-ct_status ct_opencl_launch(int index, int kernel, void *const buffers[], const ct_kparams *params,
-                           long work_per_item)
+ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buffers[],
+                           const ct_kparams *params, long work_per_item)
 {
     (void)work_per_item; /* the driver spreads work items over the device's units itself */
     if (params->n <= 0) return CT_OK;
@@ -32,7 +32,7 @@ ct_status ct_opencl_launch(int index, int kernel, void *const buffers[], const c
         status = clSetKernelArg(k, CT_KERNEL_MAX_BUFFERS, sizeof *params, params);
     if (result == CT_OK && status == CL_SUCCESS) {
         what = "clEnqueueNDRangeKernel";
-        status = clEnqueueNDRangeKernel(device->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
+        status = clEnqueueNDRangeKernel(ct_opencl_queue(index, stream), k, 1, NULL, &global, NULL, 0, NULL, NULL);
     }
     pthread_mutex_unlock(&device->lock);
     if (result != CT_OK) return result;
@@ -42,10 +42,4 @@ ct_status ct_opencl_launch(int index, int kernel, void *const buffers[], const c
         return ct_opencl_fail(index, call, status);
     }
     return CT_OK;
-}
-
-ct_status ct_opencl_synchronize(int index)
-{
-    cl_int status = clFinish(ct_opencl_devices[index].queue);
-    return status == CL_SUCCESS ? CT_OK : ct_opencl_fail(index, "clFinish", status);
 }

@@ -1,5 +1,5 @@
 /* Device memory as cl_mem buffers, and the blocking copies between the host and the devices,
- * all on each device's default in-order queue. */
+ * each on the calling thread's current stream of the device (after the work it queued there). */
 #include <stdio.h>
 
 #include "backend/opencl/opencl_internal.h"
@@ -42,7 +42,7 @@ ct_status ct_opencl_copy_host_to_device(int index, void *dst, size_t dst_offset,
                                         size_t bytes)
 {
     if (bytes == 0) return CT_OK;
-    cl_int status = clEnqueueWriteBuffer(ct_opencl_devices[index].queue, (cl_mem)dst, CL_TRUE,
+    cl_int status = clEnqueueWriteBuffer(ct_opencl_current_queue(index), (cl_mem)dst, CL_TRUE,
                                          dst_offset, bytes, src, 0, NULL, NULL);
     return status == CL_SUCCESS ? CT_OK : ct_opencl_fail(index, "clEnqueueWriteBuffer", status);
 }
@@ -51,7 +51,7 @@ ct_status ct_opencl_copy_device_to_host(int index, void *dst, const void *src, s
                                         size_t bytes)
 {
     if (bytes == 0) return CT_OK;
-    cl_int status = clEnqueueReadBuffer(ct_opencl_devices[index].queue, (cl_mem)src, CL_TRUE,
+    cl_int status = clEnqueueReadBuffer(ct_opencl_current_queue(index), (cl_mem)src, CL_TRUE,
                                         src_offset, bytes, dst, 0, NULL, NULL);
     return status == CL_SUCCESS ? CT_OK : ct_opencl_fail(index, "clEnqueueReadBuffer", status);
 }
@@ -75,19 +75,19 @@ ct_status ct_opencl_copy_device_to_device(int index, void *dst, size_t dst_offse
 {
     if (bytes == 0) return CT_OK;
     ct_opencl_device *device = &ct_opencl_devices[index];
+    cl_command_queue queue = ct_opencl_current_queue(index);
     bool overlap = dst == src && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes;
     if (!overlap)
-        return copy_and_wait(index, device->queue, (cl_mem)dst, dst_offset, (cl_mem)src,
-                             src_offset, bytes, 0, NULL);
+        return copy_and_wait(index, queue, (cl_mem)dst, dst_offset, (cl_mem)src, src_offset, bytes,
+                             0, NULL);
     /* OpenCL refuses overlapping copies (CL_MEM_COPY_OVERLAP): go through a scratch buffer. */
     cl_int status;
     cl_mem scratch = clCreateBuffer(device->context, CL_MEM_READ_WRITE, bytes, NULL, &status);
     if (status != CL_SUCCESS) return ct_opencl_fail(index, "clCreateBuffer (overlapping copy)", status);
-    ct_status result = copy_and_wait(index, device->queue, scratch, 0, (cl_mem)src, src_offset,
-                                     bytes, 0, NULL);
+    ct_status result = copy_and_wait(index, queue, scratch, 0, (cl_mem)src, src_offset, bytes, 0,
+                                     NULL);
     if (result == CT_OK)
-        result = copy_and_wait(index, device->queue, (cl_mem)dst, dst_offset, scratch, 0, bytes, 0,
-                               NULL);
+        result = copy_and_wait(index, queue, (cl_mem)dst, dst_offset, scratch, 0, bytes, 0, NULL);
     clReleaseMemObject(scratch);
     return result;
 }
@@ -100,13 +100,14 @@ ct_status ct_opencl_copy_peer(int dst_index, void *dst, size_t dst_offset, int s
     ct_opencl_device *to = &ct_opencl_devices[dst_index], *from = &ct_opencl_devices[src_index];
     if (to->context != from->context) return CT_ERR_UNAVAILABLE; /* the caller stages on the host */
     if (bytes == 0) return CT_OK;
-    /* The copy runs on the destination's queue, after the work queued on the source's. */
+    /* The copy runs on the destination's current queue, after the work queued on the source's. */
+    cl_command_queue source_queue = ct_opencl_current_queue(src_index);
     cl_event source_ready;
-    cl_int status = clEnqueueMarkerWithWaitList(from->queue, 0, NULL, &source_ready);
+    cl_int status = clEnqueueMarkerWithWaitList(source_queue, 0, NULL, &source_ready);
     if (status != CL_SUCCESS) return ct_opencl_fail(src_index, "clEnqueueMarkerWithWaitList", status);
-    clFlush(from->queue); /* waiting on the destination's queue does not submit the source's */
-    ct_status result = copy_and_wait(dst_index, to->queue, (cl_mem)dst, dst_offset, (cl_mem)src,
-                                     src_offset, bytes, 1, &source_ready);
+    clFlush(source_queue); /* waiting on the destination's queue does not submit the source's */
+    ct_status result = copy_and_wait(dst_index, ct_opencl_current_queue(dst_index), (cl_mem)dst,
+                                     dst_offset, (cl_mem)src, src_offset, bytes, 1, &source_ready);
     clReleaseEvent(source_ready);
     return result;
 }

@@ -1,0 +1,69 @@
+/* ctorch streams, events, pinned host memory and transfer counters.
+ *
+ * A stream is an in-order queue of work on one device; work on two streams may overlap. Every
+ * thread has a current stream per device (the device's default stream until ct_set_stream), and
+ * ops and copies on that device are queued there. An event marks a point in a stream: another
+ * stream can wait for it, or the host can. On the CPU, work runs when it is called, so streams
+ * and events there are trivially complete.
+ *
+ * Pinned (page-locked) host memory is what a device copies from and to at full speed, and the
+ * only host memory a non-blocking copy uses: ct_to with non_blocking from a pinned CPU tensor to
+ * a device, or from a device to the CPU (the result is then pinned), returns once the copy is
+ * queued. Reading such a result (ct_tensor_to_array, ct_item, ops on it) waits for exactly that
+ * copy. From unpinned memory a non-blocking copy is done blocking (CTORCH_LOG=debug says so). */
+#ifndef CTORCH_STREAM_H
+#define CTORCH_STREAM_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_stream ct_stream;
+typedef struct ct_event ct_event;
+
+ct_stream *ct_stream_create(ct_device device);
+/* Waits for the stream's work, then frees it. NULL-safe. A thread whose current stream it was
+ * goes back to the default stream. */
+void ct_stream_destroy(ct_stream *stream);
+ct_device ct_stream_device(const ct_stream *stream);
+/* Makes stream the current stream of its device in this thread. */
+ct_status ct_set_stream(ct_stream *stream);
+ct_status ct_set_default_stream(ct_device device);
+/* This thread's current stream on device; NULL means the device's default stream. */
+ct_stream *ct_current_stream(ct_device device);
+/* Waits for everything queued on the stream (NULL: device's default stream, see ct_synchronize). */
+ct_status ct_stream_synchronize(ct_stream *stream);
+
+ct_event *ct_event_create(ct_device device);
+void ct_event_destroy(ct_event *event);
+/* Marks the current end of stream (NULL: the current stream of the event's device). */
+ct_status ct_event_record(ct_event *event, ct_stream *stream);
+/* Work queued on stream after this waits until event has happened (NULL: current stream). */
+ct_status ct_stream_wait_event(ct_stream *stream, ct_event *event);
+/* The host waits until event has happened. */
+ct_status ct_event_synchronize(ct_event *event);
+
+/* ---- pinned host memory ---- */
+/* A CPU tensor in page-locked memory, pinned by the first accelerator backend available (CUDA,
+ * then OpenCL); where there is none, plain page-aligned memory (ct_is_pinned says false). */
+ct_tensor *ct_empty_pinned(const int64_t *shape, int ndim, ct_dtype dtype);
+/* A pinned copy of a CPU tensor (t itself, retained, when it is pinned already). */
+ct_tensor *ct_pin_memory(const ct_tensor *t);
+bool ct_is_pinned(const ct_tensor *t);
+
+/* ---- transfer counters, per device: what crossed between the host and the device ---- */
+typedef struct ct_transfer_stats {
+    uint64_t host_to_device_bytes;
+    uint64_t device_to_host_bytes;
+    uint64_t device_to_device_bytes; /* within the device, or arriving from another device */
+    uint64_t host_syncs;             /* times the host waited for the device */
+} ct_transfer_stats;
+ct_status ct_transfer_stats_get(ct_device device, ct_transfer_stats *stats);
+void ct_transfer_stats_reset(ct_device device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

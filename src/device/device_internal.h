@@ -1,0 +1,22 @@
+/* The device layer's services to the layers above: current streams and transfer counters. */
+#ifndef CT_DEVICE_INTERNAL_H
+#define CT_DEVICE_INTERNAL_H
+
+#include "ctorch/stream.h"
+
+/* The backend queue of this thread's current stream on a resolved device (NULL: default). */
+void *ct_current_stream_handle(ct_device device);
+
+typedef enum ct_transfer_kind {
+    CT_TRANSFER_HOST_TO_DEVICE,
+    CT_TRANSFER_DEVICE_TO_HOST,
+    CT_TRANSFER_DEVICE_TO_DEVICE
+} ct_transfer_kind;
+
+/* Counts bytes moved for a resolved device; the CPU moves nothing across a bus, so it counts
+ * nothing. */
+void ct_transfer_count(ct_device device, ct_transfer_kind kind, size_t bytes);
+/* Counts one wait of the host for the device. */
+void ct_transfer_count_sync(ct_device device);
+
+#endif

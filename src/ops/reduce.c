@@ -1,0 +1,351 @@
+/* Reductions over one or more dims: sum, mean, max, min, var, std, argmax, argmin (PyTorch's
+ * semantics). The input is seen as M outputs x K reduced elements and reduced by the kernels of
+ * kernels/reduce.ct, in two passes when the rows split into several chunks. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/ops_internal.h"
+
+/* Reduced elements per pass-1 work item: at least CT_REDUCE_CHUNK_MIN, to amortise a work item
+ * and keep the vector loop long; up to CT_REDUCE_CHUNK_MAX while there are still
+ * CT_REDUCE_ITEMS work items in all, so that every core is busy and evenly loaded (a sum of 16M
+ * floats has 512 chunks of 32768). Chunks also keep float32 sums accurate: each partial sum
+ * adds at most a few thousand terms per vector lane. A tile of CT_REDUCE_TILE columns walks
+ * CT_REDUCE_TILE_CHUNK reduced elements. */
+#define CT_REDUCE_CHUNK_MIN 4096
+#define CT_REDUCE_CHUNK_MAX 32768
+#define CT_REDUCE_ITEMS 512
+#define CT_REDUCE_TILE_CHUNK 1024
+
+typedef struct reduce_plan {
+    const char *function;      /* the public call, for messages */
+    bool reduced[CT_MAX_DIMS]; /* per input dim */
+    int64_t out_shape[CT_MAX_DIMS];
+    int out_ndim;
+    int64_t outputs;       /* M */
+    int64_t reduced_count; /* K, elements folded into each output */
+    ct_kparams params;     /* kept dims, then reduced dims, input strides in stride[1] */
+} reduce_plan;
+
+/* Merges the dims of one group (kept or reduced) and appends them to p's index space. */
+static void append_dims(ct_kparams *p, const int64_t *shape, const int64_t *strides, int ndim)
+{
+    ct_kparams group = {0};
+    const int64_t *const group_strides[1] = {strides};
+    ct_kparams_index_space(&group, shape, ndim, 1, group_strides);
+    for (long d = 0; d < group.ndim; d++) {
+        p->size[p->ndim] = group.size[d];
+        p->stride[1][p->ndim] = group.stride[0][d];
+        p->ndim++;
+    }
+}
+
+/* Checks dims (negative dims count from the end; ndims 0 means every dim; a dim given twice is
+ * an error) and lays out the reduction of a: the output shape, M, K and the index space. */
+static ct_status plan_reduction(const char *function, const ct_tensor *a, const int *dims, int ndims,
+                                bool keepdim, reduce_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->function = function;
+    if (ndims < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: ndims is %d; give the length of dims, or 0 to "
+                        "reduce every dim", function, ndims);
+    if (ndims > 0 && !dims) return ct_null_argument(function, "dims"), ct_last_error();
+    bool *reduced = plan->reduced;
+    int given_as[CT_MAX_DIMS] = {0};
+    for (int j = 0; j < ndims; j++) {
+        int d = 0;
+        ct_status status = ct_normalize_dim(function, dims[j], a->ndim, false, &d);
+        if (status != CT_OK) return status;
+        if (reduced[d])
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: dim %d appears more than once in dims "
+                            "(given as %d and %d); list each dim once", function, d, given_as[d],
+                            dims[j]);
+        reduced[d] = true;
+        given_as[d] = dims[j];
+    }
+    if (ndims == 0)
+        for (int d = 0; d < a->ndim; d++) reduced[d] = true;
+
+    int64_t kept_shape[CT_MAX_DIMS], kept_strides[CT_MAX_DIMS];
+    int64_t reduced_shape[CT_MAX_DIMS], reduced_strides[CT_MAX_DIMS];
+    int kept_ndim = 0, reduced_ndim = 0;
+    plan->outputs = 1;
+    plan->reduced_count = 1;
+    for (int d = 0; d < a->ndim; d++) {
+        if (reduced[d]) {
+            reduced_shape[reduced_ndim] = a->shape[d];
+            reduced_strides[reduced_ndim++] = a->strides[d];
+            plan->reduced_count *= a->shape[d];
+            if (keepdim) plan->out_shape[plan->out_ndim++] = 1;
+        } else {
+            kept_shape[kept_ndim] = a->shape[d];
+            kept_strides[kept_ndim++] = a->strides[d];
+            plan->outputs *= a->shape[d];
+            plan->out_shape[plan->out_ndim++] = a->shape[d];
+        }
+    }
+    ct_kparams *p = &plan->params;
+    append_dims(p, kept_shape, kept_strides, kept_ndim);
+    p->l[0] = p->ndim;
+    append_dims(p, reduced_shape, reduced_strides, reduced_ndim);
+    p->off[1] = a->offset;
+    return CT_OK;
+}
+
+/* For the reductions that have no value over nothing: CT_ERR_SHAPE naming an empty reduced dim. */
+static ct_status check_not_empty(const char *function, const char *what, const ct_tensor *a,
+                                 const reduce_plan *plan)
+{
+    if (plan->reduced_count > 0) return CT_OK;
+    int empty_dim = 0;
+    while (empty_dim < a->ndim && !(plan->reduced[empty_dim] && a->shape[empty_dim] == 0)) empty_dim++;
+    char shape[256];
+    return ct_error(CT_ERR_SHAPE, "%s: cannot compute %s of an empty dim: dim %d of the input of "
+                    "shape %s has size 0; reduce over dims that have elements", function, what,
+                    empty_dim, ct_shape_format(a->shape, a->ndim, shape, sizeof shape));
+}
+
+/* Is this a column reduction (the innermost kept dim contiguous in the input, the reduced
+ * elements strided, as a sum over dim 0 of [N, C])? The <op>_tile kernels then read each
+ * reduced element's CT_REDUCE_TILE outputs from contiguous memory. */
+static bool is_column_reduction(const reduce_plan *plan)
+{
+    const ct_kparams *p = &plan->params;
+    long kept = p->l[0];
+    return kept > 0 && p->ndim > kept && p->stride[1][kept - 1] == 1 && p->stride[1][p->ndim - 1] != 1;
+}
+
+/* Work items per chunk: one per output, or one per tile of outputs. */
+static int64_t items_per_chunk(const reduce_plan *plan, bool tiled)
+{
+    if (!tiled) return plan->outputs;
+    int64_t width = plan->params.size[plan->params.l[0] - 1];
+    return plan->outputs / width * ((width + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
+}
+
+typedef struct reduce_kernels {
+    ct_kernel_id partial, tile, combine;
+} reduce_kernels;
+
+/* Runs a reduction into out: pass 1 alone when each output is one chunk, otherwise pass 1 into
+ * partials (dtype partial_dtype, `width` values each, in buffer partial_buffer) and pass 2. */
+static ct_status run_two_pass(const reduce_plan *plan, ct_kparams p, const ct_tensor *a,
+                              ct_tensor *out, reduce_kernels kernels, ct_dtype partial_dtype,
+                              int width, int partial_buffer)
+{
+    bool tiled = is_column_reduction(plan);
+    int64_t count = plan->reduced_count;
+    int64_t target = plan->outputs * count / CT_REDUCE_ITEMS;
+    target = target < CT_REDUCE_CHUNK_MIN ? CT_REDUCE_CHUNK_MIN
+           : target > CT_REDUCE_CHUNK_MAX ? CT_REDUCE_CHUNK_MAX : target;
+    if (tiled) target = CT_REDUCE_TILE_CHUNK;
+    int64_t chunks = (count + target - 1) / target;
+    int64_t chunk = (count + chunks - 1) / chunks; /* even chunks, none of them empty */
+    chunks = (count + chunk - 1) / chunk;
+    p.l[1] = count;
+    p.l[2] = chunks;
+    p.l[3] = chunk;
+    ct_device device = a->storage->device;
+    ct_kernel_id partial = tiled ? kernels.tile : kernels.partial;
+    long work = tiled ? chunk * CT_REDUCE_TILE : chunk;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
+    p.off[0] = out->offset;
+    p.n = items_per_chunk(plan, tiled) * chunks;
+    if (chunks == 1) return ct_backend_launch(device, partial, buffers, &p, work);
+    int64_t partial_shape[1] = {plan->outputs * chunks * width};
+    ct_tensor *partials = ct_tensor_alloc(plan->function, device, partial_dtype, partial_shape, 1);
+    if (!partials) return ct_last_error();
+    buffers[partial_buffer] = ct_tensor_handle(partials);
+    p.off[partial_buffer] = 0;
+    ct_status status = ct_backend_launch(device, partial, buffers, &p, work);
+    if (status == CT_OK) {
+        void *combine_buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(partials),
+                                                        NULL, NULL};
+        p.n = plan->outputs;
+        p.off[0] = out->offset;
+        p.off[1] = 0;
+        status = ct_backend_launch(device, kernels.combine, combine_buffers, &p, chunks * width);
+    }
+    ct_release(partials);
+    return status;
+}
+
+static ct_tensor *release_on_error(ct_tensor *out, ct_status status)
+{
+    if (status == CT_OK) return out;
+    ct_release(out);
+    return NULL;
+}
+
+static ct_tensor *need_floating(const char *function, const char *what, const ct_tensor *a)
+{
+    return ct_error_null(CT_ERR_DTYPE, "%s: could not infer output dtype: the input is %s and %s "
+                         "needs a floating dtype (float32 or float64); convert with ct_to_dtype "
+                         "first", function, ct_dtype_name(a->dtype), what);
+}
+
+/* ---- sum and mean ---- */
+
+static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const int *dims, int ndims,
+                              bool keepdim, bool mean)
+{
+    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_tile);
+    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = {
+        [CT_F32] = CT_K_sum_combine_f32, [CT_F64] = CT_K_sum_combine_f64, [CT_I64] = CT_K_sum_combine_i64};
+    if (!a) return ct_null_argument(function, "a");
+    bool floating = ct_dtype_is_floating(a->dtype);
+    if (mean && !floating) return need_floating(function, "mean", a);
+    reduce_plan plan;
+    if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
+    /* Floats keep their dtype; integers and bool sum into int64, as in PyTorch. */
+    ct_dtype dtype = floating ? a->dtype : CT_I64;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, dtype, plan.out_shape, plan.out_ndim);
+    if (!out || plan.outputs == 0) return out;
+    if (plan.reduced_count == 0) return release_on_error(out, ct_tensor_fill(out, mean ? NAN : 0.0));
+    ct_kparams p = plan.params;
+    p.s[0] = mean ? (double)plan.reduced_count : 1.0;
+    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
+    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, dtype, 1, 0));
+}
+
+ct_tensor *ct_sum(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(sum_or_mean("ct_sum", a, dims, ndims, keepdim, false));
+}
+
+ct_tensor *ct_mean(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(sum_or_mean("ct_mean", a, dims, ndims, keepdim, true));
+}
+
+/* ---- max and min (torch.amax / torch.amin) ---- */
+
+static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int *dims, int ndims,
+                             bool keepdim, bool is_max)
+{
+    static const ct_kernel_id max_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_partial);
+    static const ct_kernel_id max_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_tile);
+    static const ct_kernel_id max_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_combine);
+    static const ct_kernel_id min_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_partial);
+    static const ct_kernel_id min_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_tile);
+    static const ct_kernel_id min_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_combine);
+    if (!a) return ct_null_argument(function, "a");
+    reduce_plan plan;
+    if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
+    if (check_not_empty(function, is_max ? "max" : "min", a, &plan) != CT_OK) return NULL;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, plan.out_shape, plan.out_ndim);
+    if (!out || plan.outputs == 0) return out;
+    reduce_kernels kernels = {(is_max ? max_partial : min_partial)[a->dtype],
+                              (is_max ? max_tile : min_tile)[a->dtype],
+                              (is_max ? max_combine : min_combine)[a->dtype]};
+    return release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, a->dtype, 1, 0));
+}
+
+ct_tensor *ct_max(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(max_or_min("ct_max", a, dims, ndims, keepdim, true));
+}
+
+ct_tensor *ct_min(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(max_or_min("ct_min", a, dims, ndims, keepdim, false));
+}
+
+/* ---- var and std ---- */
+
+static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int *dims, int ndims,
+                             int64_t correction, bool keepdim, bool is_std)
+{
+    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_tile);
+    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_combine);
+    if (!a) return ct_null_argument(function, "a");
+    if (!ct_dtype_is_floating(a->dtype)) return need_floating(function, is_std ? "std" : "var", a);
+    reduce_plan plan;
+    if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, plan.out_shape, plan.out_ndim);
+    if (!out || plan.outputs == 0) return out;
+    if (plan.reduced_count == 0) return release_on_error(out, ct_tensor_fill(out, NAN));
+    ct_kparams p = plan.params;
+    /* PyTorch divides by max(0, K - correction): 0 gives inf, or NaN for a zero sum of squares. */
+    double divisor = (double)plan.reduced_count - (double)correction;
+    p.s[0] = divisor > 0 ? divisor : 0.0;
+    p.s[1] = is_std ? 1.0 : 0.0;
+    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[a->dtype]};
+    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, CT_F64, 2, 2));
+}
+
+ct_tensor *ct_var(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(var_or_std("ct_var", a, dims, ndims, correction, keepdim, false));
+}
+
+ct_tensor *ct_std(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(var_or_std("ct_std", a, dims, ndims, correction, keepdim, true));
+}
+
+/* ---- argmax and argmin: one pass, one work item per output ---- */
+
+static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const int *dims, int ndims,
+                              bool keepdim, bool is_max)
+{
+    static const ct_kernel_id argmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax);
+    static const ct_kernel_id argmin_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin);
+    static const ct_kernel_id argmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_tile);
+    static const ct_kernel_id argmin_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_tile);
+    const char *what = is_max ? "argmax" : "argmin";
+    if (!a) return ct_null_argument(function, "a");
+    if (a->dtype == CT_BOOL)
+        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for bool (as in PyTorch); "
+                             "convert with ct_to_dtype first", function, what);
+    reduce_plan plan;
+    if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
+    if (check_not_empty(function, what, a, &plan) != CT_OK) return NULL;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, CT_I64, plan.out_shape, plan.out_ndim);
+    if (!out || plan.outputs == 0) return out;
+    /* One pass: a single chunk of all K per output (or per tile of outputs). */
+    bool tiled = is_column_reduction(&plan);
+    ct_kparams p = plan.params;
+    p.n = items_per_chunk(&plan, tiled);
+    p.l[1] = p.l[3] = plan.reduced_count;
+    p.l[2] = 1;
+    p.off[0] = out->offset;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
+    ct_kernel_id kernel = tiled ? (is_max ? argmax_tiles : argmin_tiles)[a->dtype]
+                                : (is_max ? argmax_kernels : argmin_kernels)[a->dtype];
+    long work = plan.reduced_count * (tiled ? CT_REDUCE_TILE : 1);
+    return release_on_error(out, ct_backend_launch(a->storage->device, kernel, buffers, &p, work));
+}
+
+ct_tensor *ct_argmax(const ct_tensor *a, int dim, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(arg_extreme("ct_argmax", a, &dim, 1, keepdim, true));
+}
+
+ct_tensor *ct_argmin(const ct_tensor *a, int dim, bool keepdim)
+{
+    CT_API_ENTER;
+    return ct_api_return(arg_extreme("ct_argmin", a, &dim, 1, keepdim, false));
+}
+
+ct_tensor *ct_argmax_all(const ct_tensor *a)
+{
+    CT_API_ENTER;
+    return ct_api_return(arg_extreme("ct_argmax_all", a, NULL, 0, false, true));
+}
+
+ct_tensor *ct_argmin_all(const ct_tensor *a)
+{
+    CT_API_ENTER;
+    return ct_api_return(arg_extreme("ct_argmin_all", a, NULL, 0, false, false));
+}

@@ -1,0 +1,67 @@
+/* softmax and log_softmax along one dim: one kernel work item per row, or per tile of rows that
+ * lie side by side in memory (see kernels/reduce.ct); the row's max is subtracted before exp so
+ * that large inputs do not overflow. */
+#include "ops/ops_internal.h"
+
+static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int dim, bool take_log)
+{
+    static const ct_kernel_id softmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax);
+    static const ct_kernel_id log_softmax_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_DTYPE(log_softmax);
+    static const ct_kernel_id softmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax_tile);
+    static const ct_kernel_id log_softmax_tiles[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_DTYPE(log_softmax_tile);
+    const char *what = take_log ? "log_softmax" : "softmax";
+    if (!a) return ct_null_argument(function, "a");
+    if (!ct_dtype_is_floating(a->dtype))
+        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
+                             "dtype (float32 or float64); convert with ct_to_dtype first", function,
+                             what, ct_dtype_name(a->dtype));
+    int d = 0;
+    if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, a->shape, a->ndim);
+    if (!out || ct_numel(out) == 0) return out;
+
+    /* The rows: every dim but d (left at size 1, so that the index space skips it). */
+    int64_t rows_shape[CT_MAX_DIMS];
+    for (int k = 0; k < a->ndim; k++) rows_shape[k] = k == d ? 1 : a->shape[k];
+    const int64_t *strides[2] = {out->strides, a->strides};
+    ct_kparams p = {0};
+    ct_kparams_index_space(&p, rows_shape, a->ndim, 2, strides);
+    int64_t length = a->ndim > 0 ? a->shape[d] : 1;
+    p.off[0] = out->offset;
+    p.off[1] = a->offset;
+    p.l[0] = length;
+    p.l[1] = length > 1 ? a->strides[d] : 1;
+    p.l[2] = length > 1 ? out->strides[d] : 1;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
+    ct_kernel_id kernel = (take_log ? log_softmax_kernels : softmax_kernels)[a->dtype];
+    /* Three sweeps of the row, one with an exp per element. */
+    long work = 4 * length;
+    /* Rows along a dim that is not the innermost, with the innermost row dim contiguous in both
+     * tensors: tiles of CT_REDUCE_TILE rows read and write contiguous memory. */
+    long last = p.ndim - 1;
+    if (length > 1 && (p.l[1] != 1 || p.l[2] != 1) && last >= 0 && p.stride[0][last] == 1 &&
+        p.stride[1][last] == 1) {
+        kernel = (take_log ? log_softmax_tiles : softmax_tiles)[a->dtype];
+        p.n = p.n / p.size[last] * ((p.size[last] + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
+        work *= CT_REDUCE_TILE;
+    }
+    if (ct_backend_launch(a->storage->device, kernel, buffers, &p, work) != CT_OK) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+ct_tensor *ct_softmax(const ct_tensor *a, int dim)
+{
+    CT_API_ENTER;
+    return ct_api_return(softmax_along("ct_softmax", a, dim, false));
+}
+
+ct_tensor *ct_log_softmax(const ct_tensor *a, int dim)
+{
+    CT_API_ENTER;
+    return ct_api_return(softmax_along("ct_log_softmax", a, dim, true));
+}
