@@ -269,6 +269,48 @@ static void indexing_and_joining_match_the_cpu(void **state)
     ct_release(idx), ct_release(gidx), ct_release(didx), ct_release(dgidx), ct_release(idx32), ct_release(cidx32);
 }
 
+static void reductions_and_softmax_match_the_cpu(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    int64_t shape[3] = {6, 50, 7}, big[1] = {100003};
+    const int dims_sets[4][2] = {{0, 0}, {1, 0}, {0, 2}, {2, 0}};
+    const int dims_counts[4] = {0, 1, 2, 1}; /* all dims, dim 1, dims 0 and 2, dim 2 */
+    for (size_t i = 0; i < ARRAY_LEN(all_dtypes); i++) {
+        ct_dtype dtype = all_dtypes[i];
+        ct_tensor *a = pattern(dtype, shape, 3, 3), *da = ct_to(a, OPENCL0);
+        ct_tensor *view = ct_transpose(a, 0, 2), *dview = ct_transpose(da, 0, 2);
+        for (int v = 0; v < 2; v++) {
+            const ct_tensor *x = v ? view : a, *dx = v ? dview : da;
+            for (int d = 0; d < 4; d++) {
+                const int *dims = dims_sets[d];
+                int count = dims_counts[d];
+                bool keep = d % 2 == 1;
+                compare(ct_sum(dx, dims, count, keep), ct_sum(x, dims, count, keep), "sum");
+                compare(ct_mean(dx, dims, count, keep), ct_mean(x, dims, count, keep), "mean");
+                compare(ct_max(dx, dims, count, keep), ct_max(x, dims, count, keep), "max");
+                compare(ct_min(dx, dims, count, keep), ct_min(x, dims, count, keep), "min");
+                compare(ct_var(dx, dims, count, 1, keep), ct_var(x, dims, count, 1, keep), "var");
+                compare(ct_std(dx, dims, count, 0, keep), ct_std(x, dims, count, 0, keep), "std");
+            }
+            for (int dim = 0; dim < 3; dim++) {
+                compare(ct_argmax(dx, dim, false), ct_argmax(x, dim, false), "argmax");
+                compare(ct_argmin(dx, dim, true), ct_argmin(x, dim, true), "argmin");
+                compare(ct_softmax(dx, dim), ct_softmax(x, dim), "softmax");
+                compare(ct_log_softmax(dx, dim), ct_log_softmax(x, dim), "log_softmax");
+            }
+            compare(ct_argmax_all(dx), ct_argmax_all(x), "argmax_all");
+            compare(ct_argmin_all(dx), ct_argmin_all(x), "argmin_all");
+        }
+        ct_release(view), ct_release(dview), ct_release(a), ct_release(da);
+    }
+    /* a long reduction over several chunks */
+    ct_tensor *a = pattern(CT_F64, big, 1, 4), *da = ct_to(a, OPENCL0);
+    compare(ct_sum(da, NULL, 0, false), ct_sum(a, NULL, 0, false), "sum of 100003");
+    compare(ct_argmax_all(da), ct_argmax_all(a), "argmax of 100003");
+    ct_release(a), ct_release(da);
+}
+
 static void a_large_launch_with_a_prime_size_is_complete(void **state)
 {
     (void)state;
@@ -294,6 +336,7 @@ int main(void)
         cmocka_unit_test(scalar_and_unary_ops_match_the_cpu),
         cmocka_unit_test(where_matches_the_cpu),
         cmocka_unit_test(indexing_and_joining_match_the_cpu),
+        cmocka_unit_test(reductions_and_softmax_match_the_cpu),
         cmocka_unit_test(a_large_launch_with_a_prime_size_is_complete),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
