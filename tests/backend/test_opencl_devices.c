@@ -202,6 +202,41 @@ static void every_kernel_belongs_to_a_family_the_backend_builds(void **state)
 #endif
 }
 
+static void every_kernel_exists_on_every_device(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+#ifdef CTORCH_HAVE_OPENCL
+    for (int index = 0; index < ct_device_count(CT_OPENCL); index++)
+        for (int id = 1; id < CT_KERNEL_COUNT; id++)
+            if (ct_opencl_prepare_kernel(index, id) != CT_OK)
+                fail_msg("kernel '%s' on opencl:%d: %s", ct_kernel_name((ct_kernel_id)id), index,
+                         ct_last_error_message());
+    assert_int_equal(ct_opencl_prepare_kernel(0, CT_K_NONE), CT_ERR_INTERNAL);
+    ct_clear_error();
+#endif
+}
+
+static void a_warm_loop_makes_no_device_allocations(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    int64_t shape[2] = {64, 100};
+    ct_memory_stats before, after;
+    for (int step = 0; step < 12; step++) {
+        if (step == 2) assert_int_equal(ct_memory_stats_get(OPENCL0, &before), CT_OK);
+        ct_tensor *x = ct_rand(shape, 2, CT_F32, OPENCL0);
+        ct_tensor *y = ct_mul(x, x);
+        ct_tensor *z = ct_sum(y, (int[]){1}, 1, false);
+        ct_release(x), ct_release(y), ct_release(z);
+    }
+    assert_int_equal(ct_memory_stats_get(OPENCL0, &after), CT_OK);
+    assert_int_equal(after.device_allocations, before.device_allocations);
+    assert_true(after.cache_hits > before.cache_hits);
+    ct_empty_cache(OPENCL0); /* what is left reserved is held by live tensors */
+    assert_int_equal(ct_memory_reserved(OPENCL0), ct_memory_allocated(OPENCL0));
+}
+
 int main(void)
 {
     ct_scope_push();
@@ -214,6 +249,8 @@ int main(void)
         cmocka_unit_test(an_index_past_the_last_device_names_the_valid_range),
         cmocka_unit_test(an_allocation_larger_than_the_device_is_out_of_memory_with_the_sizes),
         cmocka_unit_test(every_kernel_belongs_to_a_family_the_backend_builds),
+        cmocka_unit_test(every_kernel_exists_on_every_device),
+        cmocka_unit_test(a_warm_loop_makes_no_device_allocations),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ct_scope_pop();

@@ -1,8 +1,10 @@
 /* Kernel programs on OpenCL: built per device on first use and kept; a family that does not
  * build is CT_ERR_BACKEND naming the family, the device and the build log (shown with a broken
  * source put in through the test hook); threads launching on one device do not mix up the
- * arguments of a shared cl_kernel. */
+ * arguments of a shared cl_kernel; a program may exit while its work is still queued. */
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "opencl_test.h"
 
@@ -96,11 +98,51 @@ static void threads_launching_on_one_device_keep_their_arguments(void **state)
     }
 }
 
-int main(void)
+/* The child: queues kernels of several families and matrix products (whose work-group
+ * functions PoCL compiles while they are queued) and exits without waiting. */
+static int exit_with_queued_work(void)
 {
+    int64_t shape[2] = {300, 301};
+    ct_tensor *a = ct_ones(shape, 2, CT_F32, OPENCL0);
+    ct_tensor *t = ct_transpose(a, 0, 1);
+    ct_tensor *product = ct_matmul(a, t);
+    ct_tensor *e = ct_exp(a);
+    ct_tensor *s = ct_softmax(e, 1);
+    ct_tensor *d = ct_to_dtype(s, CT_F64);
+    ct_tensor *batch = ct_reshape(d, (int64_t[]){3, 100, 301}, 3);
+    ct_tensor *batch_t = ct_transpose(batch, 1, 2);
+    ct_tensor *products = ct_matmul(batch, batch_t);
+    int status = product && products ? 0 : 1;
+    /* released without waiting: the work is still queued at exit */
+    ct_release(products), ct_release(batch_t), ct_release(batch), ct_release(d), ct_release(s);
+    ct_release(e), ct_release(product), ct_release(t), ct_release(a);
+    return status;
+}
+
+static void a_process_may_exit_with_work_still_queued(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    char self[4096];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(length > 0);
+    self[length] = '\0';
+    char command[4200];
+    snprintf(command, sizeof command, "'%s' --exit-with-queued-work", self);
+    for (int run = 0; run < 3; run++) {
+        int status = system(command);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--exit-with-queued-work") == 0) return exit_with_queued_work();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_broken_kernel_reports_family_device_and_build_log),
         cmocka_unit_test(threads_launching_on_one_device_keep_their_arguments),
+        cmocka_unit_test(a_process_may_exit_with_work_still_queued),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,11 @@ int ct_opencl_physical_index(int index);
 /* The index of a kernel id's family in ct_kernel_family_names, or -1. */
 int ct_opencl_kernel_family(int kernel);
 
+/* Builds (once) the program of a kernel's family on visible device `index` and makes the
+ * kernel's cl_kernel there, as its first launch would: CT_ERR_BACKEND with the build log when
+ * the family does not build. Tests use it to show that every kernel exists on every device. */
+ct_status ct_opencl_prepare_kernel(int index, int kernel);
+
 /* Tests only: the next build of `family` on any device uses `source` instead of the embedded
  * text (NULL restores it); the programs of that family built so far are dropped. Call while no
  * other thread launches kernels. CT_ERR_INVALID_ARGUMENT for an unknown family. */

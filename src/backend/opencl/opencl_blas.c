@@ -91,5 +91,7 @@ ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
                                                : (batched && per_call > 1 ? "DgemmStridedBatched" : "Dgemm"),
                             g->m, g->n, g->k, g->batch, clblast_status_name(status), (int)status);
     }
+    static atomic_bool first_gemm_waited; /* CLBlast's kernels compile on paths of their own */
+    ct_opencl_guard_exit(queue, &first_gemm_waited);
     return CT_OK;
 }

@@ -182,6 +182,23 @@ static bool create_contexts(char *reason, size_t reason_size)
     return true;
 }
 
+/* At exit, lets every queue finish. PoCL compiles a kernel's work-group function in a driver
+ * thread while the launch is queued; a process that exits meanwhile has LLVM's statics
+ * destroyed under that thread, which crashes. Exit handlers run in reverse order of
+ * registration and LLVM creates those statics lazily, during its first compile, so this handler
+ * is registered after a first compile has been waited for (see ct_opencl_guard_exit). */
+static void finish_queues_at_exit(void)
+{
+    for (int i = 0; i < ct_opencl_device_count; i++) ct_opencl_synchronize(i);
+}
+
+void ct_opencl_guard_exit(cl_command_queue queue, atomic_bool *done)
+{
+    if (atomic_load(done)) return;
+    clFinish(queue);
+    if (!atomic_exchange(done, true)) atexit(finish_queues_at_exit);
+}
+
 bool ct_opencl_init(char *reason, size_t reason_size)
 {
     cl_uint platform_count = 0;

@@ -106,6 +106,11 @@ static inline cl_command_queue ct_opencl_queue(int index, void *stream)
  * the work the thread queued (as PyTorch copies on the current stream). */
 cl_command_queue ct_opencl_current_queue(int index);
 
+/* Waits for queue once per `done` flag, then registers the exit handler that waits for every
+ * queue: call after the first launch of a kind of work (kernels, CLBlast), whose compile by
+ * the driver creates the statics that handler must outlive. */
+void ct_opencl_guard_exit(cl_command_queue queue, atomic_bool *done);
+
 /* The cl_kernel of a kernel id on a device, building its family's program on first use. The
  * caller holds device->lock. */
 ct_status ct_opencl_kernel_locked(int index, int kernel, cl_kernel *out);

@@ -145,6 +145,19 @@ ct_status ct_opencl_kernel_locked(int index, int kernel, cl_kernel *out)
     return CT_OK;
 }
 
+ct_status ct_opencl_prepare_kernel(int index, int kernel)
+{
+    if (index < 0 || index >= ct_opencl_device_count)
+        return ct_error(CT_ERR_DEVICE, "opencl:%d does not exist (%d OpenCL devices)", index,
+                        ct_opencl_device_count);
+    ct_opencl_device *device = &ct_opencl_devices[index];
+    cl_kernel unused;
+    pthread_mutex_lock(&device->lock);
+    ct_status status = ct_opencl_kernel_locked(index, kernel, &unused);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
 /* Releases the program of a family on every device, and its kernels. */
 static void drop_family(int family)
 {
