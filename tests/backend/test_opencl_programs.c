@@ -98,24 +98,16 @@ static void threads_launching_on_one_device_keep_their_arguments(void **state)
     }
 }
 
-/* The child: queues kernels of several families and matrix products (whose work-group
- * functions PoCL compiles while they are queued) and exits without waiting. */
+/* The child: queues a fill and an exp and exits without waiting. Run with an empty PoCL cache,
+ * the driver is still compiling the last kernel's work-group function at exit. */
 static int exit_with_queued_work(void)
 {
     int64_t shape[2] = {300, 301};
-    ct_tensor *a = ct_ones(shape, 2, CT_F32, OPENCL0);
-    ct_tensor *t = ct_transpose(a, 0, 1);
-    ct_tensor *product = ct_matmul(a, t);
-    ct_tensor *e = ct_exp(a);
-    ct_tensor *s = ct_softmax(e, 1);
-    ct_tensor *d = ct_to_dtype(s, CT_F64);
-    ct_tensor *batch = ct_reshape(d, (int64_t[]){3, 100, 301}, 3);
-    ct_tensor *batch_t = ct_transpose(batch, 1, 2);
-    ct_tensor *products = ct_matmul(batch, batch_t);
-    int status = product && products ? 0 : 1;
-    /* released without waiting: the work is still queued at exit */
-    ct_release(products), ct_release(batch_t), ct_release(batch), ct_release(d), ct_release(s);
-    ct_release(e), ct_release(product), ct_release(t), ct_release(a);
+    ct_tensor *a = ct_full(shape, 2, 2.0, CT_F32, OPENCL0);
+    ct_tensor *b = ct_exp(a);
+    int status = a && b ? 0 : 1;
+    ct_release(b); /* released without waiting: the work is still queued at exit */
+    ct_release(a);
     return status;
 }
 
@@ -127,9 +119,11 @@ static void a_process_may_exit_with_work_still_queued(void **state)
     ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(length > 0);
     self[length] = '\0';
-    char command[4200];
-    snprintf(command, sizeof command, "'%s' --exit-with-queued-work", self);
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < 2; run++) {
+        char cache[] = "/tmp/ctorch-pocl-cache-XXXXXX", command[8400];
+        assert_non_null(mkdtemp(cache));
+        snprintf(command, sizeof command, "POCL_CACHE_DIR='%s' '%s' --exit-with-queued-work; "
+                 "status=$?; rm -rf '%s'; exit $status", cache, self, cache);
         int status = system(command);
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
