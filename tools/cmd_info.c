@@ -47,8 +47,10 @@ static void print_json(const device_row *rows, int count)
         ct_json_write_string(stdout, rows[i].props.name);
         printf(", \"vendor\": ");
         ct_json_write_string(stdout, rows[i].props.vendor);
-        printf(", \"total_memory\": %zu, \"free_memory\": %zu, \"max_allocation\": %zu, "
-               "\"compute_units\": %d, \"is_gpu\": %s}", rows[i].total_memory, rows[i].free_memory,
+        printf(", \"total_memory\": %zu, \"free_memory\": %zu, \"free_memory_is_estimate\": %s, "
+               "\"max_allocation\": %zu, \"compute_units\": %d, \"is_gpu\": %s}",
+               rows[i].total_memory, rows[i].free_memory,
+               rows[i].props.free_memory_is_estimate ? "true" : "false",
                rows[i].props.max_allocation, rows[i].props.compute_units,
                rows[i].props.is_gpu ? "true" : "false");
     }
@@ -73,8 +75,9 @@ static void print_table(const device_row *rows, int count)
     for (int i = 0; i < count; i++) {
         char name[CT_DEVICE_STRING_MAX];
         printf("  %-10s %s\n", ct_device_format(rows[i].device, name, sizeof name), rows[i].props.name);
-        printf("  %-10s memory %.2f GiB total, %.2f GiB free; %d compute units\n", "",
+        printf("  %-10s memory %.2f GiB total, %.2f GiB free%s; %d compute units\n", "",
                (double)rows[i].total_memory / (1 << 30), (double)rows[i].free_memory / (1 << 30),
+               rows[i].props.free_memory_is_estimate ? " (estimated: total minus what ctorch holds)" : "",
                rows[i].props.compute_units);
     }
     ct_device best = CT_DEVICE_CPU;

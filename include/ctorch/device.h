@@ -50,6 +50,9 @@ typedef struct ct_device_props {
     size_t max_allocation;   /* the largest single allocation, bytes */
     int compute_units;
     bool is_gpu;
+    /* ct_mem_get_info's free memory is total minus what ctorch holds (the device has no query
+     * of its own), not the driver's figure. */
+    bool free_memory_is_estimate;
 } ct_device_props;
 
 ct_status ct_get_device_properties(ct_device device, ct_device_props *props);

@@ -2,11 +2,18 @@
 #include "device/backend_interface.h"
 
 extern const ct_backend ct_cpu_backend;
+#ifdef CTORCH_HAVE_OPENCL
+extern const ct_backend ct_opencl_backend;
+#endif
 
 const ct_backend *ct_backend_table[CT_DEVICE_TYPE_COUNT] = {
     [CT_CPU] = &ct_cpu_backend,
     [CT_CUDA] = NULL,   /* the CUDA backend comes with its own issue */
-    [CT_OPENCL] = NULL, /* the OpenCL backend comes with its own issue */
+#ifdef CTORCH_HAVE_OPENCL
+    [CT_OPENCL] = &ct_opencl_backend,
+#else
+    [CT_OPENCL] = NULL, /* built without OpenCL (CTORCH_WITH_OPENCL) */
+#endif
 };
 
 void ct_backend_install_for_testing(ct_device_type type, const ct_backend *backend)

@@ -58,7 +58,9 @@ typedef unsigned long ulong;
     CT_GLOBAL void *ct_b0_, CT_GLOBAL void *ct_b1_, CT_GLOBAL void *ct_b2_, CT_GLOBAL void *ct_b3_
 #define CT_BUFFER(type, index) ((CT_GLOBAL type *)ct_b##index##_ + p.off[index])
 
-/* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). */
+/* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
+ * through long: a negative float converted straight to an unsigned type is undefined, and
+ * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */
 #define CT_TYPE_f32 float
 #define CT_TYPE_f64 double
 #define CT_TYPE_i32 int
@@ -69,7 +71,7 @@ typedef unsigned long ulong;
 #define CT_CONVERT_f64(x) ((double)(x))
 #define CT_CONVERT_i32(x) ((int)(x))
 #define CT_CONVERT_i64(x) ((long)(x))
-#define CT_CONVERT_u8(x) ((uchar)(x))
+#define CT_CONVERT_u8(x) ((uchar)(long)(x))
 #define CT_CONVERT_b8(x) ((uchar)((x) != 0))
 
 /* Calls M(suffix) for dtype suffixes: kernel sources instantiate their kernels with these. */

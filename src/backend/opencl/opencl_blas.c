@@ -1,0 +1,97 @@
+/* Matrix products on OpenCL through CLBlast's C API, queued on a stream's queue:
+ * one strided-batched call for a batch at constant strides, single calls otherwise. CLBlast
+ * compiles its kernels on its first call per device and process (seconds with a cold driver
+ * cache, a tenth of a second with a warm one). */
+#include <stdio.h>
+
+#include "backend/opencl/opencl_internal.h" /* before clblast_c.h: it sets the OpenCL target */
+#include <clblast_c.h>
+#include "core/core_internal.h"
+
+/* The CLBlast-specific codes; the others are OpenCL status codes. */
+static const char *clblast_status_name(CLBlastStatusCode status)
+{
+    switch (status) {
+    case CLBlastNotImplemented: return "CLBlastNotImplemented";
+    case CLBlastInvalidMatrixA: return "CLBlastInvalidMatrixA";
+    case CLBlastInvalidMatrixB: return "CLBlastInvalidMatrixB";
+    case CLBlastInvalidMatrixC: return "CLBlastInvalidMatrixC";
+    case CLBlastInvalidDimension: return "CLBlastInvalidDimension";
+    case CLBlastInvalidLeadDimA: return "CLBlastInvalidLeadDimA";
+    case CLBlastInvalidLeadDimB: return "CLBlastInvalidLeadDimB";
+    case CLBlastInvalidLeadDimC: return "CLBlastInvalidLeadDimC";
+    case CLBlastInsufficientMemoryA: return "CLBlastInsufficientMemoryA";
+    case CLBlastInsufficientMemoryB: return "CLBlastInsufficientMemoryB";
+    case CLBlastInsufficientMemoryC: return "CLBlastInsufficientMemoryC";
+    case CLBlastInsufficientMemoryTemp: return "CLBlastInsufficientMemoryTemp";
+    case CLBlastInvalidBatchCount: return "CLBlastInvalidBatchCount";
+    case CLBlastInvalidLocalMemUsage: return "CLBlastInvalidLocalMemUsage";
+    case CLBlastNoDoublePrecision: return "CLBlastNoDoublePrecision";
+    case CLBlastDatabaseError: return "CLBlastDatabaseError";
+    case CLBlastUnknownError: return "CLBlastUnknownError";
+    case CLBlastUnexpectedError: return "CLBlastUnexpectedError";
+    default: return ct_opencl_status_name((cl_int)status);
+    }
+}
+
+/* One CLBlast call: `count` matrices from matrix `first` of the batch. */
+static CLBlastStatusCode gemm_call(cl_command_queue *queue, const ct_gemm_args *g, long first,
+                                   long count)
+{
+    CLBlastTranspose ta = g->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+    CLBlastTranspose tb = g->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+    size_t a_offset = (size_t)(g->a_offset + first * g->a_batch_stride);
+    size_t b_offset = (size_t)(g->b_offset + first * g->b_batch_stride);
+    size_t c_offset = (size_t)(g->c_offset + first * g->c_batch_stride);
+    size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
+    cl_mem a = (cl_mem)g->a, b = (cl_mem)g->b, c = (cl_mem)g->c;
+    if (g->dtype == CT_F32 && count == 1)
+        return CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, (float)g->alpha, a, a_offset,
+                            (size_t)g->lda, b, b_offset, (size_t)g->ldb, (float)g->beta, c,
+                            c_offset, (size_t)g->ldc, queue, NULL);
+    if (g->dtype == CT_F32)
+        return CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, m, n, k, (float)g->alpha,
+                                          a, a_offset, (size_t)g->lda, (size_t)g->a_batch_stride,
+                                          b, b_offset, (size_t)g->ldb, (size_t)g->b_batch_stride,
+                                          (float)g->beta, c, c_offset, (size_t)g->ldc,
+                                          (size_t)g->c_batch_stride, (size_t)count, queue, NULL);
+    if (count == 1)
+        return CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, g->alpha, a, a_offset,
+                            (size_t)g->lda, b, b_offset, (size_t)g->ldb, g->beta, c, c_offset,
+                            (size_t)g->ldc, queue, NULL);
+    return CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, m, n, k, g->alpha, a, a_offset,
+                                      (size_t)g->lda, (size_t)g->a_batch_stride, b, b_offset,
+                                      (size_t)g->ldb, (size_t)g->b_batch_stride, g->beta, c,
+                                      c_offset, (size_t)g->ldc, (size_t)g->c_batch_stride,
+                                      (size_t)count, queue, NULL);
+}
+
+ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
+{
+    if (g->dtype != CT_F32 && g->dtype != CT_F64)
+        return ct_error(CT_ERR_DTYPE, "opencl gemm: dtype %s has no BLAS routine",
+                        ct_dtype_name(g->dtype));
+    if (g->m <= 0 || g->n <= 0 || g->batch <= 0) return CT_OK;
+    if (g->k <= 0) /* CLBlast refuses it; the ops layer fills an empty sum itself */
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "opencl gemm: k is %ld; an empty sum has no "
+                        "product to compute", g->k);
+    if (g->a_offset < 0 || g->b_offset < 0 || g->c_offset < 0 || g->a_batch_stride < 0 ||
+        g->b_batch_stride < 0 || g->c_batch_stride < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "opencl gemm: negative offsets or batch strides");
+    cl_command_queue queue = ct_opencl_queue(index, stream);
+    /* Batch matrices that all write one C would race in a batched call: run them in turn. */
+    bool batched = g->batch == 1 || g->c_batch_stride != 0;
+    long per_call = batched ? g->batch : 1;
+    for (long first = 0; first < g->batch; first += per_call) {
+        CLBlastStatusCode status = gemm_call(&queue, g, first, per_call);
+        if (status != CLBlastSuccess)
+            return ct_error(CT_ERR_BACKEND, "opencl:%d: CLBlast %s (%ld x %ld x %ld, batch %ld) "
+                            "failed: %s (%d)", index,
+                            g->dtype == CT_F32 ? (batched && per_call > 1 ? "SgemmStridedBatched" : "Sgemm")
+                                               : (batched && per_call > 1 ? "DgemmStridedBatched" : "Dgemm"),
+                            g->m, g->n, g->k, g->batch, clblast_status_name(status), (int)status);
+    }
+    static atomic_bool first_gemm_waited; /* CLBlast's kernels compile on paths of their own */
+    ct_opencl_guard_exit(queue, &first_gemm_waited);
+    return CT_OK;
+}

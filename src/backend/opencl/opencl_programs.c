@@ -1,0 +1,195 @@
+/* The per-device program cache: a kernel family is built for a device (prelude + family source,
+ * as OpenCL C 1.2) the first time one of its kernels runs there, and its cl_kernel objects are
+ * kept per kernel id. A build failure reports the family, the device and its build log. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/opencl/opencl_internal.h"
+#include "core/core_internal.h"
+#include "kernels/kernel_sources.h"
+
+#define CT_OPENCL_BUILD_OPTIONS "-cl-std=CL1.2"
+#define CT_OPENCL_LOG_LINES 4
+
+/* Which family defines each kernel: the family lists of kernel_ids.h, by family name. A family
+ * added there and not here leaves its kernels without a family, which a launch reports (and
+ * the backend tests check that every kernel id has one). */
+#define CT_OPENCL_FAMILY_LISTS(X)                                                                \
+    X(fill, CT_FILL_KERNELS) X(copy, CT_COPY_KERNELS) X(elementwise, CT_ELEMENTWISE_KERNELS)     \
+    X(random, CT_RANDOM_KERNELS) X(reduce, CT_REDUCE_KERNELS) X(index, CT_INDEX_KERNELS)
+
+static int family_of[CT_KERNEL_COUNT];
+static pthread_once_t family_table_once = PTHREAD_ONCE_INIT;
+
+static int family_index(const char *name)
+{
+    for (int f = 0; f < ct_kernel_family_count && f < CT_OPENCL_MAX_FAMILIES; f++)
+        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
+    return -1;
+}
+
+static void fill_family_table(void)
+{
+    for (int id = 0; id < CT_KERNEL_COUNT; id++) family_of[id] = -1;
+    int family;
+#define CT_OPENCL_SET_FAMILY(name) family_of[CT_K_##name] = family;
+#define CT_OPENCL_FAMILY_ENTRY(name, LIST)                                                       \
+    family = family_index(#name);                                                                \
+    LIST(CT_OPENCL_SET_FAMILY)
+    CT_OPENCL_FAMILY_LISTS(CT_OPENCL_FAMILY_ENTRY)
+#undef CT_OPENCL_FAMILY_ENTRY
+#undef CT_OPENCL_SET_FAMILY
+    (void)family;
+}
+
+int ct_opencl_kernel_family(int kernel)
+{
+    if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT) return -1;
+    pthread_once(&family_table_once, fill_family_table);
+    return family_of[kernel];
+}
+
+/* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
+static char *replacement_sources[CT_OPENCL_MAX_FAMILIES];
+static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The first lines of a build log, joined by " | ", into buf. */
+static void first_log_lines(const char *log, char *buf, size_t size)
+{
+    size_t used = 0;
+    int lines = 0;
+    buf[0] = '\0';
+    while (*log && lines < CT_OPENCL_LOG_LINES && used + 1 < size) {
+        size_t length = strcspn(log, "\n");
+        if (length > 0) {
+            int written = snprintf(buf + used, size - used, "%s%.*s", lines ? " | " : "",
+                                   (int)length, log);
+            used += written > 0 ? (size_t)written : 0;
+            lines++;
+        }
+        log += length;
+        if (*log == '\n') log++;
+    }
+    if (lines == 0) snprintf(buf, size, "(the build log is empty)");
+}
+
+static ct_status build_failure(int index, int family, cl_program program, cl_int status)
+{
+    ct_opencl_device *device = &ct_opencl_devices[index];
+    size_t log_size = 0;
+    clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size);
+    char *log = malloc(log_size + 1);
+    char lines[600] = "(no build log)";
+    if (log && clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, log_size, log,
+                                     NULL) == CL_SUCCESS) {
+        log[log_size] = '\0';
+        first_log_lines(log, lines, sizeof lines);
+        ct_log_message(CT_LOG_DEBUG, "opencl:%d: build log of kernel family '%s':\n%s", index,
+                       ct_kernel_family_names[family], log);
+    }
+    free(log);
+    return ct_error(CT_ERR_BACKEND, "opencl:%d (%s): the kernel family '%s' does not build (%s): "
+                    "%s", index, device->name, ct_kernel_family_names[family],
+                    ct_opencl_status_name(status), lines);
+}
+
+static ct_status build_program(int index, int family, cl_program *out)
+{
+    ct_opencl_device *device = &ct_opencl_devices[index];
+    cl_int status;
+    pthread_mutex_lock(&replacement_lock);
+    const char *family_source = replacement_sources[family] ? replacement_sources[family]
+                                                            : ct_kernel_family_sources[family];
+    const char *parts[3] = {ct_kernel_source_prelude, "\n", family_source};
+    cl_program program = clCreateProgramWithSource(device->context, 3, parts, NULL, &status);
+    pthread_mutex_unlock(&replacement_lock);
+    if (status != CL_SUCCESS) return ct_opencl_fail(index, "clCreateProgramWithSource", status);
+    status = clBuildProgram(program, 1, &device->id, CT_OPENCL_BUILD_OPTIONS, NULL, NULL);
+    if (status != CL_SUCCESS) {
+        ct_status result = build_failure(index, family, program, status);
+        clReleaseProgram(program);
+        return result;
+    }
+    *out = program;
+    return CT_OK;
+}
+
+ct_status ct_opencl_kernel_locked(int index, int kernel, cl_kernel *out)
+{
+    ct_opencl_device *device = &ct_opencl_devices[index];
+    if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT)
+        return ct_error(CT_ERR_INTERNAL, "opencl: no kernel with id %d", kernel);
+    if (device->kernels[kernel]) {
+        *out = device->kernels[kernel];
+        return CT_OK;
+    }
+    int family = ct_opencl_kernel_family(kernel);
+    if (family < 0)
+        return ct_error(CT_ERR_INTERNAL, "opencl: kernel '%s' belongs to no family the OpenCL "
+                        "backend knows (see CT_OPENCL_FAMILY_LISTS)",
+                        ct_kernel_name((ct_kernel_id)kernel));
+    if (!device->programs[family]) {
+        ct_status status = build_program(index, family, &device->programs[family]);
+        if (status != CT_OK) return status;
+    }
+    cl_int status;
+    cl_kernel created = clCreateKernel(device->programs[family], ct_kernel_name((ct_kernel_id)kernel),
+                                      &status);
+    if (status != CL_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "clCreateKernel(%s)", ct_kernel_name((ct_kernel_id)kernel));
+        return ct_opencl_fail(index, what, status);
+    }
+    device->kernels[kernel] = *out = created;
+    return CT_OK;
+}
+
+ct_status ct_opencl_prepare_kernel(int index, int kernel)
+{
+    if (index < 0 || index >= ct_opencl_device_count)
+        return ct_error(CT_ERR_DEVICE, "opencl:%d does not exist (%d OpenCL devices)", index,
+                        ct_opencl_device_count);
+    ct_opencl_device *device = &ct_opencl_devices[index];
+    cl_kernel unused;
+    pthread_mutex_lock(&device->lock);
+    ct_status status = ct_opencl_kernel_locked(index, kernel, &unused);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+/* Releases the program of a family on every device, and its kernels. */
+static void drop_family(int family)
+{
+    for (int i = 0; i < ct_opencl_device_count; i++) {
+        ct_opencl_device *device = &ct_opencl_devices[i];
+        pthread_mutex_lock(&device->lock);
+        for (int id = 1; id < CT_KERNEL_COUNT; id++) {
+            if (device->kernels[id] && ct_opencl_kernel_family(id) == family) {
+                clReleaseKernel(device->kernels[id]);
+                device->kernels[id] = NULL;
+            }
+        }
+        if (device->programs[family]) clReleaseProgram(device->programs[family]);
+        device->programs[family] = NULL;
+        pthread_mutex_unlock(&device->lock);
+    }
+}
+
+ct_status ct_opencl_replace_family_source_for_testing(const char *family, const char *source)
+{
+    int f = family ? family_index(family) : -1;
+    if (f < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_opencl_replace_family_source_for_testing: "
+                        "'%s' is not a kernel family", family ? family : "(null)");
+    char *copy = NULL;
+    if (source && !(copy = strdup(source)))
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_opencl_replace_family_source_for_testing: no "
+                        "memory for the source");
+    pthread_mutex_lock(&replacement_lock);
+    free(replacement_sources[f]);
+    replacement_sources[f] = copy;
+    pthread_mutex_unlock(&replacement_lock);
+    drop_family(f);
+    return CT_OK;
+}

@@ -1,0 +1,258 @@
+/* The OpenCL devices: found through the ICD loader and numbered GPUs and accelerators first;
+ * two PoCL devices under POCL_DEVICES="pthread pthread"; their properties; free memory as total
+ * minus what ctorch holds where the driver has no query, and `ctorch info` says so; indices
+ * past the last device and allocations larger than the device are errors with the sizes. */
+#include <cjson/cJSON.h>
+
+#include "opencl_test.h"
+#include "tensor/tensor_internal.h"
+
+static void devices_are_ordered_accelerators_first_then_cpus(void **state)
+{
+    (void)state;
+#ifdef CTORCH_HAVE_OPENCL
+    /* discovery order: cpu, gpu, cpu, accelerator, gpu (two platforms' devices in a row) */
+    bool is_accelerator[5] = {false, true, false, true, true};
+    int order[5];
+    ct_opencl_order_devices(is_accelerator, 5, order);
+    int expected[5] = {1, 3, 4, 0, 2};
+    assert_memory_equal(order, expected, sizeof expected);
+#endif
+    REQUIRE_OPENCL_DEVICES(1);
+    /* on the devices here: once a CPU-type device comes, no GPU follows */
+    bool seen_cpu_type = false;
+    for (int i = 0; i < ct_device_count(CT_OPENCL); i++) {
+        ct_device_props props;
+        assert_int_equal(ct_get_device_properties((ct_device){CT_OPENCL, i}, &props), CT_OK);
+        if (props.is_gpu) assert_false(seen_cpu_type);
+        seen_cpu_type = seen_cpu_type || !props.is_gpu;
+    }
+}
+
+static void pocl_devices_gives_two_devices(void **state)
+{
+    (void)state;
+    const char *pocl_devices = getenv("POCL_DEVICES");
+    if (!pocl_devices || strcmp(pocl_devices, "pthread pthread") != 0) {
+        print_message("POCL_DEVICES is not \"pthread pthread\": skipped\n");
+        skip();
+    }
+    REQUIRE_OPENCL_DEVICES(1);
+    assert_true(ct_is_available(CT_OPENCL));
+    assert_string_equal(ct_backend_unavailable_reason(CT_OPENCL), "");
+    assert_true(ct_device_count(CT_OPENCL) >= 2);
+    ct_device parsed;
+    assert_int_equal(ct_device_parse("opencl:1", &parsed), CT_OK);
+    assert_true(ct_device_equal(parsed, OPENCL1));
+}
+
+static void properties_describe_each_device(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    for (int i = 0; i < ct_device_count(CT_OPENCL); i++) {
+        ct_device_props props;
+        assert_int_equal(ct_get_device_properties((ct_device){CT_OPENCL, i}, &props), CT_OK);
+        assert_true(strlen(props.name) > 0);
+        assert_true(strlen(props.vendor) > 0);
+        assert_true(strlen(props.driver_version) > 0);
+        assert_true(props.compute_units >= 1);
+        assert_true(props.total_memory > 0);
+        assert_true(props.max_allocation > 0 && props.max_allocation <= props.total_memory);
+#ifdef CTORCH_HAVE_OPENCL
+        assert_int_equal(ct_opencl_physical_index(i), i); /* no visible-devices variable here */
+#endif
+    }
+    /* PoCL devices are CPU devices: usable by name, never chosen as the best device */
+    ct_device_props props;
+    ct_get_device_properties(OPENCL0, &props);
+    if (!props.is_gpu) {
+        ct_device best;
+        unsetenv("CTORCH_DEVICE");
+        assert_int_equal(ct_best_device(&best), CT_OK);
+        assert_int_not_equal(best.type, CT_OPENCL);
+    }
+}
+
+static void free_memory_is_total_minus_what_ctorch_holds(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    ct_device_props props;
+    assert_int_equal(ct_get_device_properties(OPENCL0, &props), CT_OK);
+    if (!props.free_memory_is_estimate) {
+        print_message("the device reports its own free memory: skipped\n");
+        skip();
+    }
+    ct_empty_cache(OPENCL0);
+    size_t free_before, total;
+    assert_int_equal(ct_mem_get_info(OPENCL0, &free_before, &total), CT_OK);
+    assert_int_equal(total, props.total_memory);
+    assert_int_equal(free_before, total - ct_memory_reserved(OPENCL0));
+    int64_t shape[1] = {16 << 20}; /* 64 MiB of floats */
+    ct_tensor *t = ct_zeros(shape, 1, CT_F32, OPENCL0);
+    assert_non_null(t);
+    size_t free_after;
+    assert_int_equal(ct_mem_get_info(OPENCL0, &free_after, &total), CT_OK);
+    assert_true(ct_memory_reserved(OPENCL0) >= (size_t)64 << 20);
+    assert_int_equal(free_after, total - ct_memory_reserved(OPENCL0));
+    ct_release(t);
+    ct_empty_cache(OPENCL0);
+    assert_int_equal(ct_mem_get_info(OPENCL0, &free_after, &total), CT_OK);
+    assert_int_equal(free_after, free_before);
+}
+
+/* Runs `ctorch info --json` and returns its parsed output. */
+static cJSON *info_json(void)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "'%s' info --json 2>/dev/null", CTORCH_TOOL_PATH);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    static char out[1 << 16];
+    size_t used = 0, n;
+    while ((n = fread(out + used, 1, sizeof out - used - 1, pipe)) > 0) used += n;
+    out[used] = '\0';
+    assert_int_equal(pclose(pipe), 0);
+    cJSON *root = cJSON_Parse(out);
+    if (!root) fail_msg("not JSON: %s", out);
+    return root;
+}
+
+static void info_says_which_free_memory_is_an_estimate(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    cJSON *root = info_json();
+    int opencl_devices = 0;
+    cJSON *device;
+    cJSON_ArrayForEach(device, cJSON_GetObjectItem(root, "devices")) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(device, "device"));
+        cJSON *estimate = cJSON_GetObjectItem(device, "free_memory_is_estimate");
+        assert_true(cJSON_IsBool(estimate));
+        if (strcmp(name, "cpu") == 0) assert_true(cJSON_IsFalse(estimate));
+        if (strncmp(name, "opencl:", 7) != 0) continue;
+        opencl_devices++;
+        ct_device_props props;
+        ct_get_device_properties((ct_device){CT_OPENCL, atoi(name + 7)}, &props);
+        assert_int_equal(cJSON_IsTrue(estimate), props.free_memory_is_estimate);
+        assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(device, "max_allocation")) > 0);
+    }
+    assert_int_equal(opencl_devices, ct_device_count(CT_OPENCL));
+    cJSON_Delete(root);
+}
+
+static void an_index_past_the_last_device_names_the_valid_range(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(2);
+    ct_device device;
+    int count = ct_device_count(CT_OPENCL);
+    char range[64];
+    snprintf(range, sizeof range, "there are %d opencl devices; use index 0 to %d", count, count - 1);
+    assert_int_equal(ct_device_parse("opencl:7", &device), CT_ERR_DEVICE);
+    assert_error(CT_ERR_DEVICE, range);
+    int64_t shape[1] = {4};
+    assert_null(ct_zeros(shape, 1, CT_F32, (ct_device){CT_OPENCL, 7}));
+    assert_error(CT_ERR_DEVICE, "device 'opencl:7' does not exist");
+}
+
+static void an_allocation_larger_than_the_device_is_out_of_memory_with_the_sizes(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    ct_device_props props;
+    ct_get_device_properties(OPENCL0, &props);
+    /* more than the whole device */
+    int64_t shape[1] = {(int64_t)(props.total_memory / 4) + (1 << 28)};
+    assert_null(ct_empty(shape, 1, CT_F32, OPENCL0));
+    assert_int_equal(ct_last_error(), CT_ERR_OUT_OF_MEMORY);
+    const char *message = ct_last_error_message();
+    assert_non_null(strstr(message, "out of memory on opencl:0: tried to allocate"));
+    assert_non_null(strstr(message, "in total"));
+    assert_non_null(strstr(message, "free"));
+    assert_non_null(strstr(message, "reserved"));
+    ct_clear_error();
+    /* within the device, but more than its largest single allocation */
+    if (props.max_allocation < props.total_memory) {
+        int64_t big[1] = {(int64_t)(props.max_allocation / 4) + (1 << 20)};
+        assert_null(ct_empty(big, 1, CT_F32, OPENCL0));
+        assert_error(CT_ERR_OUT_OF_MEMORY, "out of memory on opencl:0");
+    }
+    /* the device still works afterwards */
+    int64_t small[1] = {3};
+    ct_tensor *t = ct_full(small, 1, 2.5, CT_F32, OPENCL0);
+    double value;
+    assert_int_equal(ct_item(ct_select(t, 0, 2), &value), CT_OK);
+    assert_true(value == 2.5);
+    ct_release(t);
+}
+
+static void every_kernel_belongs_to_a_family_the_backend_builds(void **state)
+{
+    (void)state;
+#ifdef CTORCH_HAVE_OPENCL
+    for (int id = 1; id < CT_KERNEL_COUNT; id++)
+        if (ct_opencl_kernel_family(id) < 0)
+            fail_msg("kernel '%s' has no family in the OpenCL backend", ct_kernel_name((ct_kernel_id)id));
+    assert_int_equal(ct_opencl_kernel_family(CT_K_NONE), -1);
+    assert_int_equal(ct_opencl_kernel_family(CT_KERNEL_COUNT), -1);
+#else
+    skip();
+#endif
+}
+
+static void every_kernel_exists_on_every_device(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+#ifdef CTORCH_HAVE_OPENCL
+    for (int index = 0; index < ct_device_count(CT_OPENCL); index++)
+        for (int id = 1; id < CT_KERNEL_COUNT; id++)
+            if (ct_opencl_prepare_kernel(index, id) != CT_OK)
+                fail_msg("kernel '%s' on opencl:%d: %s", ct_kernel_name((ct_kernel_id)id), index,
+                         ct_last_error_message());
+    assert_int_equal(ct_opencl_prepare_kernel(0, CT_K_NONE), CT_ERR_INTERNAL);
+    ct_clear_error();
+#endif
+}
+
+static void a_warm_loop_makes_no_device_allocations(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    int64_t shape[2] = {64, 100};
+    ct_memory_stats before, after;
+    for (int step = 0; step < 12; step++) {
+        if (step == 2) assert_int_equal(ct_memory_stats_get(OPENCL0, &before), CT_OK);
+        ct_tensor *x = ct_rand(shape, 2, CT_F32, OPENCL0);
+        ct_tensor *y = ct_mul(x, x);
+        ct_tensor *z = ct_sum(y, (int[]){1}, 1, false);
+        ct_release(x), ct_release(y), ct_release(z);
+    }
+    assert_int_equal(ct_memory_stats_get(OPENCL0, &after), CT_OK);
+    assert_int_equal(after.device_allocations, before.device_allocations);
+    assert_true(after.cache_hits > before.cache_hits);
+    ct_empty_cache(OPENCL0); /* what is left reserved is held by live tensors */
+    assert_int_equal(ct_memory_reserved(OPENCL0), ct_memory_allocated(OPENCL0));
+}
+
+int main(void)
+{
+    ct_scope_push();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(devices_are_ordered_accelerators_first_then_cpus),
+        cmocka_unit_test(pocl_devices_gives_two_devices),
+        cmocka_unit_test(properties_describe_each_device),
+        cmocka_unit_test(free_memory_is_total_minus_what_ctorch_holds),
+        cmocka_unit_test(info_says_which_free_memory_is_an_estimate),
+        cmocka_unit_test(an_index_past_the_last_device_names_the_valid_range),
+        cmocka_unit_test(an_allocation_larger_than_the_device_is_out_of_memory_with_the_sizes),
+        cmocka_unit_test(every_kernel_belongs_to_a_family_the_backend_builds),
+        cmocka_unit_test(every_kernel_exists_on_every_device),
+        cmocka_unit_test(a_warm_loop_makes_no_device_allocations),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    ct_scope_pop();
+    return failed;
+}
