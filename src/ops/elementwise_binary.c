@@ -18,32 +18,36 @@ typedef struct binary_op {
     ct_kernel_id kernels[CT_DTYPE_COUNT];
     long work_per_item; /* elements touched, more for ops that call libm */
     const char *bool_hint; /* for RULE_NO_BOOL and RULE_NUMERIC: what to do instead */
-    /* autograd: the node's name, its backward, and whether it needs a and b saved */
+    /* autograd: the node's name, its backward, and what it saves (a and b, then out) */
     const char *backward_name;
     ct_backward_fn backward;
     bool saves_operands;
+    bool saves_output;
 } binary_op;
 
 static const binary_op op_add = {"ct_add", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(add), 3, NULL,
-                                 "AddBackward", ct_add_backward, false};
+                                 "AddBackward", ct_add_backward, false, false};
 static const binary_op op_sub = {"ct_sub", RULE_NO_BOOL, CT_KERNELS_BY_NUMERIC_DTYPE(sub), 3,
                                  "to invert a mask use ct_eq_scalar(mask, 0), to compare masks "
                                  "ct_ne; or convert with ct_to_dtype first",
-                                 "SubBackward", ct_sub_backward, false};
+                                 "SubBackward", ct_sub_backward, false, false};
 static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(mul), 3, NULL,
-                                 "MulBackward", ct_mul_backward, true};
+                                 "MulBackward", ct_mul_backward, true, false};
 static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_DTYPE(div), 3, NULL,
-                                 "DivBackward", ct_div_backward, true};
+                                 "DivBackward", ct_div_backward, true, false};
 static const binary_op op_pow = {"ct_pow", RULE_NUMERIC, CT_KERNELS_BY_NUMERIC_DTYPE(pow), 16,
-                                 "convert one operand with ct_to_dtype first", NULL, NULL, false};
-static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(maximum), 3, NULL, NULL, NULL, false};
-static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(minimum), 3, NULL, NULL, NULL, false};
-static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_DTYPE(eq), 3, NULL, NULL, NULL, false};
-static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ne), 3, NULL, NULL, NULL, false};
-static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(lt), 3, NULL, NULL, NULL, false};
-static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_DTYPE(le), 3, NULL, NULL, NULL, false};
-static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(gt), 3, NULL, NULL, NULL, false};
-static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ge), 3, NULL, NULL, NULL, false};
+                                 "convert one operand with ct_to_dtype first",
+                                 "PowBackward", ct_pow_backward, true, true};
+static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(maximum), 3, NULL,
+                                     "MaximumBackward", ct_maximum_backward, true, false};
+static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(minimum), 3, NULL,
+                                     "MinimumBackward", ct_minimum_backward, true, false};
+static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_DTYPE(eq), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ne), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(lt), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_DTYPE(le), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(gt), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ge), 3, NULL, NULL, NULL, false, false};
 
 static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tensor *b)
 {
@@ -84,7 +88,8 @@ static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tenso
     if (!op->backward) return out;
     ct_node *node;
     out = ct_record(out, op->backward_name, op->backward, operands, 2, &node);
-    if (node && op->saves_operands && (ct_node_save(node, a) != CT_OK || ct_node_save(node, b) != CT_OK)) {
+    if (node && ((op->saves_operands && (ct_node_save(node, a) != CT_OK || ct_node_save(node, b) != CT_OK)) ||
+                 (op->saves_output && ct_node_save(node, out) != CT_OK))) {
         ct_release(out);
         return NULL;
     }
@@ -133,5 +138,11 @@ ct_tensor *ct_where(const ct_tensor *cond, const ct_tensor *a, const ct_tensor *
         .kernel = kernels[dtype],
         .work_per_item = 4,
     };
-    return ct_api_return(ct_elementwise_run(&launch));
+    ct_node *node;
+    ct_tensor *out = ct_record(ct_elementwise_run(&launch), "WhereBackward", ct_where_backward, operands, 3, &node);
+    if (node && ct_node_save(node, cond) != CT_OK) {
+        ct_release(out);
+        return ct_api_return(NULL);
+    }
+    return ct_api_return(out);
 }

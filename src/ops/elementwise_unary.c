@@ -2,6 +2,7 @@
  * in PyTorch); exp, log, sqrt, sigmoid, tanh and gelu compute integers and bool in float32. */
 #include <math.h>
 
+#include "ops/elementwise_backward.h"
 #include "ops/elementwise_internal.h"
 
 /* Elements' worth of work of one libm call, for the backend's threading choice. */
@@ -14,6 +15,10 @@ typedef struct unary_op {
     bool to_float;                        /* integers and bool compute in float32 */
     long work_per_item;
     const char *hint;                     /* what to do instead, for a refused dtype */
+    /* autograd: the node's name, its backward, and what it saves for it */
+    const char *backward_name;
+    ct_backward_fn backward;
+    enum { SAVES_NOTHING, SAVES_INPUT, SAVES_OUTPUT } saves;
 } unary_op;
 
 #define CT_CONVERT_HINT "convert with ct_to_dtype first"
@@ -36,27 +41,45 @@ static ct_tensor *unary(const unary_op *op, const ct_tensor *a, const double s[2
     };
     if (s) launch.s[0] = s[0], launch.s[1] = s[1];
     if (l) launch.l[0] = l[0], launch.l[1] = l[1];
-    return ct_elementwise_run(&launch);
+    ct_node *node;
+    ct_tensor *out = ct_record(ct_elementwise_run(&launch), op->backward_name, op->backward, &a, 1, &node);
+    if (!node) return out;
+    if (s) node->scalars[0] = s[0], node->scalars[1] = s[1];
+    if ((op->saves == SAVES_INPUT && ct_node_save(node, a) != CT_OK) ||
+        (op->saves == SAVES_OUTPUT && ct_node_save(node, out) != CT_OK)) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
 }
 
-#define CT_DEFINE_UNARY_OP(name, what, table, to_float, work, hint)                              \
+#define CT_DEFINE_UNARY_OP(name, what, table, to_float, work, hint, backward_name, saves)       \
     ct_tensor *ct_##name(const ct_tensor *a)                                                     \
     {                                                                                            \
         CT_API_ENTER;                                                                            \
-        static const unary_op op = {"ct_" #name, what, table(name), to_float, work, hint};       \
+        static const unary_op op = {"ct_" #name, what, table(name), to_float, work, hint,       \
+                                    backward_name, ct_##name##_backward, saves};                 \
         return ct_api_return(unary(&op, a, NULL, NULL));                                         \
     }
 
 CT_DEFINE_UNARY_OP(neg, "negation", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2,
-                   "to invert a mask use ct_eq_scalar(mask, 0)")
-CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT)
-CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT)
-CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
-CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
-CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
-CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
-CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
-CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL)
+                   "to invert a mask use ct_eq_scalar(mask, 0)", "NegBackward", SAVES_NOTHING)
+CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT,
+                   "AbsBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT,
+                   "ReluBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "ExpBackward",
+                   SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "LogBackward",
+                   SAVES_INPUT)
+CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "SqrtBackward",
+                   SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "SigmoidBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "TanhBackward",
+                   SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "GeluBackward",
+                   SAVES_INPUT)
 
 /* ---- clamp ----
  * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).
@@ -84,7 +107,8 @@ static long saturate(double value, double lowest, double highest, ct_dtype dtype
 static ct_tensor *clamp(const char *function, const ct_tensor *a, double min, double max)
 {
     static const unary_op op_template = {NULL, "clamp", CT_KERNELS_BY_NUMERIC_DTYPE(clamp), false, 2,
-                                           CT_CONVERT_HINT};
+                                           CT_CONVERT_HINT, "ClampBackward", ct_clamp_backward,
+                                           SAVES_INPUT};
     unary_op op = op_template;
     op.name = function;
     if (!a) return ct_null_argument(function, "a");
