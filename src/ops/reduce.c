@@ -247,11 +247,20 @@ static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
     if (check_not_empty(function, is_max ? "max" : "min", a, &plan) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, plan.out_shape, plan.out_ndim);
-    if (!out || plan.outputs == 0) return out;
-    reduce_kernels kernels = {(is_max ? max_partial : min_partial)[a->dtype],
-                              (is_max ? max_tile : min_tile)[a->dtype],
-                              (is_max ? max_combine : min_combine)[a->dtype]};
-    return release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, a->dtype, 1, 0));
+    if (out && plan.outputs > 0) {
+        reduce_kernels kernels = {(is_max ? max_partial : min_partial)[a->dtype],
+                                  (is_max ? max_tile : min_tile)[a->dtype],
+                                  (is_max ? max_combine : min_combine)[a->dtype]};
+        out = release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, a->dtype, 1, 0));
+    }
+    ct_node *node;
+    out = ct_record(out, is_max ? "AmaxBackward" : "AminBackward", ct_max_min_backward, &a, 1, &node);
+    if (node) {
+        ct_reduce_node_setup(node, plan.reduced, a->ndim, plan.reduced_count);
+        if (ct_node_save(node, a) != CT_OK || ct_node_save(node, out) != CT_OK)
+            return release_on_error(out, ct_last_error());
+    }
+    return out;
 }
 
 ct_tensor *ct_max(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
@@ -279,15 +288,28 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, plan.out_shape, plan.out_ndim);
-    if (!out || plan.outputs == 0) return out;
-    if (plan.reduced_count == 0) return release_on_error(out, ct_tensor_fill(out, NAN));
-    ct_kparams p = plan.params;
     /* PyTorch divides by max(0, K - correction): 0 gives inf, or NaN for a zero sum of squares. */
     double divisor = (double)plan.reduced_count - (double)correction;
-    p.s[0] = divisor > 0 ? divisor : 0.0;
-    p.s[1] = is_std ? 1.0 : 0.0;
-    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[a->dtype]};
-    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, CT_F64, 2, 2));
+    divisor = divisor > 0 ? divisor : 0.0;
+    if (out && plan.outputs > 0 && plan.reduced_count == 0) {
+        out = release_on_error(out, ct_tensor_fill(out, NAN));
+    } else if (out && plan.outputs > 0) {
+        ct_kparams p = plan.params;
+        p.s[0] = divisor;
+        p.s[1] = is_std ? 1.0 : 0.0;
+        reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[a->dtype]};
+        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, CT_F64, 2, 2));
+    }
+    ct_node *node;
+    out = ct_record(out, is_std ? "StdBackward" : "VarBackward", is_std ? ct_std_backward : ct_var_backward,
+                    &a, 1, &node);
+    if (node) {
+        ct_reduce_node_setup(node, plan.reduced, a->ndim, plan.reduced_count);
+        node->scalars[1] = divisor;
+        if (ct_node_save(node, a) != CT_OK || (is_std && ct_node_save(node, out) != CT_OK))
+            return release_on_error(out, ct_last_error());
+    }
+    return out;
 }
 
 ct_tensor *ct_var(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)

@@ -11,5 +11,11 @@ ct_tensor *ct_grad_expand_reduced(const ct_tensor *grad, const ct_node *node);
 
 ct_status ct_sum_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_mean_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+/* amax / amin: the gradient split evenly among the elements equal to the extreme; saved: the
+ * input, the output. */
+ct_status ct_max_min_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+/* scalars[1] is the divisor max(0, K - correction); saved: the input (and for std the output). */
+ct_status ct_var_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_std_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 
 #endif

@@ -2,8 +2,10 @@
  * lie side by side in memory (see kernels/reduce.ct); the row's max is subtracted before exp so
  * that large inputs do not overflow. */
 #include "ops/ops_internal.h"
+#include "ops/softmax_backward.h"
 
-static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int dim, bool take_log)
+/* Launches the row kernels of softmax (or log_softmax) of a along d into out. */
+static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor *out)
 {
     static const ct_kernel_id softmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax);
     static const ct_kernel_id log_softmax_kernels[CT_DTYPE_COUNT] =
@@ -11,17 +13,6 @@ static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int di
     static const ct_kernel_id softmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax_tile);
     static const ct_kernel_id log_softmax_tiles[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_DTYPE(log_softmax_tile);
-    const char *what = take_log ? "log_softmax" : "softmax";
-    if (!a) return ct_null_argument(function, "a");
-    if (!ct_dtype_is_floating(a->dtype))
-        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
-                             "dtype (float32 or float64); convert with ct_to_dtype first", function,
-                             what, ct_dtype_name(a->dtype));
-    int d = 0;
-    if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
-    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, a->shape, a->ndim);
-    if (!out || ct_numel(out) == 0) return out;
-
     /* The rows: every dim but d (left at size 1, so that the index space skips it). */
     int64_t rows_shape[CT_MAX_DIMS];
     for (int k = 0; k < a->ndim; k++) rows_shape[k] = k == d ? 1 : a->shape[k];
@@ -47,9 +38,33 @@ static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int di
         p.n = p.n / p.size[last] * ((p.size[last] + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
         work *= CT_REDUCE_TILE;
     }
-    if (ct_backend_launch(a->storage->device, kernel, buffers, &p, work) != CT_OK) {
+    return ct_backend_launch(a->storage->device, kernel, buffers, &p, work);
+}
+
+static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int dim, bool take_log)
+{
+    const char *what = take_log ? "log_softmax" : "softmax";
+    if (!a) return ct_null_argument(function, "a");
+    if (!ct_dtype_is_floating(a->dtype))
+        return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
+                             "dtype (float32 or float64); convert with ct_to_dtype first", function,
+                             what, ct_dtype_name(a->dtype));
+    int d = 0;
+    if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
+    ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, a->shape, a->ndim);
+    if (out && ct_numel(out) > 0 && run_softmax(a, d, take_log, out) != CT_OK) {
         ct_release(out);
-        return NULL;
+        out = NULL;
+    }
+    ct_node *node;
+    out = ct_record(out, take_log ? "LogSoftmaxBackward" : "SoftmaxBackward",
+                    take_log ? ct_log_softmax_backward : ct_softmax_backward, &a, 1, &node);
+    if (node) {
+        node->ints[0] = d;
+        if (ct_node_save(node, out) != CT_OK) {
+            ct_release(out);
+            return NULL;
+        }
     }
     return out;
 }

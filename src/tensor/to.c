@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor/autograd_node.h"
 #include "tensor/tensor_internal.h"
 
 ct_to_options ct_to_options_default(ct_device device)
@@ -150,17 +151,40 @@ static ct_tensor *to_with(const ct_tensor *t, const ct_to_options *options)
     return out;
 }
 
+/* ---- autograd: a copy carries the graph ---- */
+
+/* The gradient of a copy is the output's gradient moved back to the input's device and cast to
+ * its dtype (the identity for a clone). The tensor layer's own calls only: no ops. */
+static ct_status copy_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    if (!node->next_nodes[0] && !node->next_leaves[0]) return CT_OK;
+    ct_to_options options = ct_to_options_default(node->inputs[0].device);
+    options.dtype = (int)node->inputs[0].dtype;
+    grads[0] = ct_to_with(grad, &options);
+    return grads[0] ? CT_OK : ct_last_error();
+}
+
+/* Records out (a new tensor copied from t) in the graph when t requires grad. A result that is
+ * t itself records nothing (it is the input); integer and bool results carry no gradient. */
+static ct_tensor *record_copy(ct_tensor *out, const ct_tensor *t, const char *name)
+{
+    if (!out || out == t || !ct_dtype_is_floating(out->dtype) || !ct_autograd_needed(&t, 1)) return out;
+    if (ct_autograd_record(out, name, copy_backward, &t, 1)) return out;
+    ct_release(out);
+    return NULL;
+}
+
 ct_tensor *ct_to_with(const ct_tensor *t, const ct_to_options *options)
 {
     CT_API_ENTER;
-    return ct_api_return(to_with(t, options));
+    return ct_api_return(record_copy(to_with(t, options), t, "ToCopyBackward"));
 }
 
 ct_tensor *ct_to(const ct_tensor *t, ct_device device)
 {
     CT_API_ENTER;
     ct_to_options options = ct_to_options_default(device);
-    return ct_api_return(to_with(t, &options));
+    return ct_api_return(record_copy(to_with(t, &options), t, "ToCopyBackward"));
 }
 
 ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype)
@@ -169,21 +193,21 @@ ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype)
     if (!t) return ct_api_return(ct_null_argument("ct_to_dtype", "t"));
     ct_to_options options = ct_to_options_default(t->storage->device);
     options.dtype = (int)dtype;
-    return ct_api_return(to_with(t, &options));
+    return ct_api_return(record_copy(to_with(t, &options), t, "ToCopyBackward"));
 }
 
 ct_tensor *ct_clone(const ct_tensor *t)
 {
     CT_API_ENTER;
     if (!t) return ct_api_return(ct_null_argument("ct_clone", "t"));
-    return ct_api_return(contiguous_as(t, t->dtype, true));
+    return ct_api_return(record_copy(contiguous_as(t, t->dtype, true), t, "CloneBackward"));
 }
 
 ct_tensor *ct_contiguous(const ct_tensor *t)
 {
     CT_API_ENTER;
     if (!t) return ct_api_return(ct_null_argument("ct_contiguous", "t"));
-    return ct_api_return(contiguous_as(t, t->dtype, false));
+    return ct_api_return(record_copy(contiguous_as(t, t->dtype, false), t, "CloneBackward"));
 }
 
 ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
