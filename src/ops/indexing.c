@@ -1,9 +1,11 @@
 /* Indexing with integer tensors: index_select, gather, one_hot. Index values are checked on
  * the device (a kernel reduces them to a few per-chunk ranges that are read back) before any
- * kernel reads through them, so an index out of range is an error and never a bad read. */
+ * kernel reads through them, so an index out of range is an error and never a bad read. The
+ * gradients of index_select and gather sum the output's gradient back where the index points
+ * (scatter_add); the index gets none. */
 #include <stdlib.h>
 
-#include "ops/ops_internal.h"
+#include "ops/ops_autograd.h"
 
 /* Index elements per work item of the range check. */
 #define INDEX_RANGE_CHUNK 4096
@@ -223,16 +225,101 @@ static ct_tensor *one_hot(const ct_tensor *index, int64_t num_classes)
     return out;
 }
 
+/* ---- autograd ----
+ * The node saves the index and keeps the gathered dim of a in ints[0] (ints[1] = 1 for
+ * index_select, whose index is 1-D and moves along that dim only). */
+
+/* grad_a[...] over `region` (grad_a itself, or the part of it that gather's index reaches) =
+ * the sum of grad over the positions along dim whose index value is the element's position
+ * there. index and grad strides are given with 0 along dim; the kernel walks it. */
+static ct_status launch_scatter_add(ct_tensor *region, int dim, const ct_tensor *grad,
+                                    const int64_t *grad_strides, const ct_tensor *index,
+                                    const int64_t *index_strides, int64_t count,
+                                    int64_t index_step)
+{
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(scatter_add);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(scatter_add_idx32);
+    ct_kernel_id kernel = (index->dtype == CT_I64 ? by_int64 : by_int32)[region->dtype];
+    if (kernel == CT_K_NONE)
+        return ct_error(CT_ERR_DTYPE, "ct_backward: the gradient of gathering is computed in float32 "
+                        "or float64, not %s", ct_dtype_name(region->dtype));
+    int64_t position[CT_MAX_DIMS] = {0};
+    if (region->ndim > 0) position[dim] = 1;
+    ct_kparams p = {0};
+    const int64_t *strides[4] = {region->strides, grad_strides, index_strides, position};
+    ct_kparams_index_space(&p, region->shape, region->ndim, 4, strides);
+    p.off[0] = region->offset;
+    p.off[1] = grad->offset;
+    p.off[2] = index->offset;
+    p.l[0] = p.ndim <= 1;
+    p.l[1] = count;
+    p.l[2] = grad->ndim > 0 ? grad->strides[dim] : 0;
+    p.l[3] = index_step;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(region), ct_tensor_handle(grad),
+                                            ct_tensor_handle(index)};
+    return ct_backend_launch(region->storage->device, kernel, buffers, &p, count > 0 ? count : 1);
+}
+
+static ct_status gathering_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    const ct_input_meta *in = &node->inputs[0];
+    const ct_tensor *index = node->saved[0];
+    int d = (int)node->ints[0];
+    bool selecting = node->ints[1];
+    ct_tensor *grad_a = ct_zeros(in->shape, in->ndim, in->dtype, in->device);
+    if (!grad_a) return ct_last_error();
+    /* gather's index may be smaller than a in the other dims: only that part gets gradient. */
+    int64_t region_shape[CT_MAX_DIMS], grad_strides[CT_MAX_DIMS], index_strides[CT_MAX_DIMS];
+    for (int k = 0; k < in->ndim; k++) {
+        region_shape[k] = k == d || selecting ? in->shape[k] : index->shape[k];
+        grad_strides[k] = k == d ? 0 : grad->strides[k];
+        index_strides[k] = k == d || selecting ? 0 : index->strides[k];
+    }
+    int64_t count = in->ndim == 0 ? 1 : grad->shape[d];
+    int64_t index_step = selecting ? (index->ndim == 1 ? index->strides[0] : 0)
+                                   : (index->ndim > 0 ? index->strides[d] : 0);
+    ct_tensor *region = ct_tensor_view_of(grad_a, in->ndim, region_shape, grad_a->strides, grad_a->offset);
+    ct_status status = region ? CT_OK : ct_last_error();
+    if (status == CT_OK && ct_numel(region) > 0)
+        status = launch_scatter_add(region, d, grad, grad_strides, index, index_strides, count, index_step);
+    ct_release(region);
+    if (status != CT_OK) {
+        ct_release(grad_a);
+        return status;
+    }
+    grads[0] = grad_a;
+    return CT_OK;
+}
+
+/* out's node (a's gradient only), saving the index. */
+static ct_tensor *record_gathering(ct_tensor *out, const char *name, const ct_tensor *a, int dim,
+                                   const ct_tensor *index, bool selecting)
+{
+    ct_node *node;
+    const ct_tensor *inputs[1] = {a};
+    out = ct_record(out, name, gathering_backward, inputs, 1, &node);
+    if (!node) return out;
+    node->ints[0] = a->ndim == 0 ? 0 : (dim < 0 ? dim + a->ndim : dim);
+    node->ints[1] = selecting;
+    if (ct_node_save(node, index) != CT_OK) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
+}
+
 ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index)
 {
     CT_API_ENTER;
-    return ct_api_return(gather(a, dim, index));
+    ct_tensor *out = gather(a, dim, index);
+    return ct_api_return(record_gathering(out, "GatherBackward", a, dim, index, false));
 }
 
 ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index)
 {
     CT_API_ENTER;
-    return ct_api_return(index_select(a, dim, index));
+    ct_tensor *out = index_select(a, dim, index);
+    return ct_api_return(record_gathering(out, "IndexSelectBackward", a, dim, index, true));
 }
 
 ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes)

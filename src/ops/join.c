@@ -1,9 +1,10 @@
 /* Joining tensors: cat (along an existing dim) and stack (along a new one). Each input is
- * copied, with the promoted dtype, into its slice of a new output. */
+ * copied, with the promoted dtype, into its slice of a new output; backward gives each input
+ * its slice of the output's gradient. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ops/ops_internal.h"
+#include "ops/ops_autograd.h"
 
 /* NULL list or tensors, an empty list, tensors on different devices. */
 static ct_status check_list(const char *function, const ct_tensor *const *tensors, int count)
@@ -152,15 +153,64 @@ static ct_tensor *stack(const ct_tensor *const *tensors, int count, int dim)
     return out;
 }
 
+/* ---- autograd ----
+ * node->ints[0] is the joined dim of the output. Input i's gradient is its slice of the output's
+ * gradient (a narrow for cat, a select for stack), contiguous and in the input's dtype (cat and
+ * stack promote). */
+static ct_status join_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads, bool stacked)
+{
+    int d = (int)node->ints[0];
+    int64_t start = 0;
+    for (int i = 0; i < node->ninputs; i++) {
+        const ct_input_meta *in = &node->inputs[i];
+        bool skipped = !stacked && in->ndim == 1 && in->shape[0] == 0 && grad->ndim != 1;
+        int64_t length = stacked || skipped ? 1 : in->shape[d];
+        if (ct_node_needs_grad(node, i)) {
+            ct_tensor *part = skipped ? ct_zeros(in->shape, in->ndim, in->dtype, in->device)
+                              : stacked ? ct_select(grad, d, i) : ct_narrow(grad, d, start, length);
+            ct_tensor *dense = part ? ct_contiguous(part) : NULL;
+            grads[i] = dense ? ct_to_dtype(dense, in->dtype) : NULL;
+            ct_release(dense);
+            ct_release(part);
+            if (!grads[i]) return ct_last_error();
+        }
+        if (!skipped) start += length;
+    }
+    return CT_OK;
+}
+
+static ct_status cat_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return join_backward(node, grad, grads, false);
+}
+
+static ct_status stack_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return join_backward(node, grad, grads, true);
+}
+
+/* out's node over the inputs, with the joined dim (dim, as given, of out). */
+static ct_tensor *record_join(ct_tensor *out, const ct_tensor *const *tensors, int count, int dim,
+                              bool stacked)
+{
+    ct_node *node;
+    out = ct_record(out, stacked ? "StackBackward" : "CatBackward",
+                    stacked ? stack_backward : cat_backward, tensors, count, &node);
+    if (node) node->ints[0] = dim < 0 ? dim + out->ndim : dim;
+    return out;
+}
+
 ct_tensor *ct_cat(const ct_tensor *const *tensors, int count, int dim)
 {
     CT_API_ENTER;
     if (check_list("ct_cat", tensors, count) != CT_OK) return ct_api_return(NULL);
-    return ct_api_return(cat("ct_cat", tensors, count, dim));
+    ct_tensor *out = cat("ct_cat", tensors, count, dim);
+    return ct_api_return(record_join(out, tensors, count, dim, false));
 }
 
 ct_tensor *ct_stack(const ct_tensor *const *tensors, int count, int dim)
 {
     CT_API_ENTER;
-    return ct_api_return(stack(tensors, count, dim));
+    ct_tensor *out = stack(tensors, count, dim);
+    return ct_api_return(record_join(out, tensors, count, dim, true));
 }

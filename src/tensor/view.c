@@ -1,9 +1,10 @@
-/* Views that change the geometry of a whole tensor: reshape/view, flatten, expand, transpose,
- * permute, squeeze, unsqueeze. Each shares t's storage (ct_reshape and ct_flatten copy only
- * when no strides can express the new shape, as torch.reshape does). */
+/* The mechanics of the views that change the geometry of a whole tensor: reshape/view, flatten,
+ * expand, transpose, permute, squeeze, unsqueeze. Each shares t's storage (reshape and flatten
+ * copy only when no strides can express the new shape, as torch.reshape does). The public,
+ * differentiable functions are in src/ops/views.c. */
 #include <string.h>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/view_internal.h"
 
 /* ---- reshape and view ---- */
 
@@ -96,9 +97,8 @@ static bool view_strides(const ct_tensor *t, const int64_t *shape, int ndim, int
     return view_d == -1;
 }
 
-/* reshape (copy_allowed) or view of t into shape; untracked. */
-static ct_tensor *reshaped(const char *function, const ct_tensor *t, const int64_t *shape, int ndim,
-                           bool copy_allowed)
+ct_tensor *ct_tensor_reshape_view(const char *function, const ct_tensor *t, const int64_t *shape,
+                                  int ndim, bool copy_allowed)
 {
     if (!t) return ct_null_argument(function, "t");
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
@@ -130,26 +130,14 @@ static ct_tensor *reshaped(const char *function, const ct_tensor *t, const int64
     return copy;
 }
 
-ct_tensor *ct_reshape(const ct_tensor *t, const int64_t *shape, int ndim)
-{
-    CT_API_ENTER;
-    return ct_api_return(reshaped("ct_reshape", t, shape, ndim, true));
-}
-
-ct_tensor *ct_view(const ct_tensor *t, const int64_t *shape, int ndim)
-{
-    CT_API_ENTER;
-    return ct_api_return(reshaped("ct_view", t, shape, ndim, false));
-}
-
-static ct_tensor *flatten(const ct_tensor *t, int start_dim, int end_dim)
+ct_tensor *ct_tensor_flatten_view(const ct_tensor *t, int start_dim, int end_dim)
 {
     if (!t) return ct_null_argument("ct_flatten", "t");
     int start, end;
     if (ct_normalize_dim("ct_flatten", start_dim, t->ndim, false, &start) != CT_OK ||
         ct_normalize_dim("ct_flatten", end_dim, t->ndim, false, &end) != CT_OK)
         return NULL;
-    if (t->ndim == 0) return reshaped("ct_flatten", t, (const int64_t[]){1}, 1, true);
+    if (t->ndim == 0) return ct_tensor_reshape_view("ct_flatten", t, (const int64_t[]){1}, 1, true);
     if (start > end)
         return ct_error_null(CT_ERR_INDEX, "ct_flatten: start_dim %d (dim %d) comes after end_dim %d "
                              "(dim %d); start_dim must not come after end_dim", start_dim, start,
@@ -160,18 +148,12 @@ static ct_tensor *flatten(const ct_tensor *t, int start_dim, int end_dim)
     for (int d = 0; d < start; d++) shape[ndim++] = t->shape[d];
     shape[ndim++] = ct_shape_numel(t->shape + start, end - start + 1);
     for (int d = end + 1; d < t->ndim; d++) shape[ndim++] = t->shape[d];
-    return reshaped("ct_flatten", t, shape, ndim, true);
-}
-
-ct_tensor *ct_flatten(const ct_tensor *t, int start_dim, int end_dim)
-{
-    CT_API_ENTER;
-    return ct_api_return(flatten(t, start_dim, end_dim));
+    return ct_tensor_reshape_view("ct_flatten", t, shape, ndim, true);
 }
 
 /* ---- expand ---- */
 
-static ct_tensor *expand(const ct_tensor *t, const int64_t *sizes, int ndim)
+ct_tensor *ct_tensor_expand_view(const ct_tensor *t, const int64_t *sizes, int ndim)
 {
     if (!t) return ct_null_argument("ct_expand", "t");
     if (ndim > 0 && !sizes) return ct_null_argument("ct_expand", "shape");
@@ -211,15 +193,9 @@ static ct_tensor *expand(const ct_tensor *t, const int64_t *sizes, int ndim)
     return ct_tensor_view_of(t, ndim, shape, strides, t->offset);
 }
 
-ct_tensor *ct_expand(const ct_tensor *t, const int64_t *shape, int ndim)
-{
-    CT_API_ENTER;
-    return ct_api_return(expand(t, shape, ndim));
-}
-
 /* ---- reordering dims ---- */
 
-static ct_tensor *transpose(const ct_tensor *t, int dim0, int dim1)
+ct_tensor *ct_tensor_transpose_view(const ct_tensor *t, int dim0, int dim1)
 {
     if (!t) return ct_null_argument("ct_transpose", "t");
     int a, b;
@@ -236,13 +212,7 @@ static ct_tensor *transpose(const ct_tensor *t, int dim0, int dim1)
     return ct_tensor_view_of(t, t->ndim, shape, strides, t->offset);
 }
 
-ct_tensor *ct_transpose(const ct_tensor *t, int dim0, int dim1)
-{
-    CT_API_ENTER;
-    return ct_api_return(transpose(t, dim0, dim1));
-}
-
-static ct_tensor *permute(const ct_tensor *t, const int *dims, int ndim)
+ct_tensor *ct_tensor_permute_view(const ct_tensor *t, const int *dims, int ndim)
 {
     if (!t) return ct_null_argument("ct_permute", "t");
     if (ndim > 0 && !dims) return ct_null_argument("ct_permute", "dims");
@@ -265,12 +235,6 @@ static ct_tensor *permute(const ct_tensor *t, const int *dims, int ndim)
     return ct_tensor_view_of(t, ndim, shape, strides, t->offset);
 }
 
-ct_tensor *ct_permute(const ct_tensor *t, const int *dims, int ndim)
-{
-    CT_API_ENTER;
-    return ct_api_return(permute(t, dims, ndim));
-}
-
 /* ---- adding and removing size-1 dims ---- */
 
 /* t without dim `drop` when it has size 1 (drop < 0: without every size-1 dim). */
@@ -286,23 +250,16 @@ static ct_tensor *without_unit_dims(const ct_tensor *t, int drop)
     return ct_tensor_view_of(t, ndim, shape, strides, t->offset);
 }
 
-ct_tensor *ct_squeeze(const ct_tensor *t)
+ct_tensor *ct_tensor_squeeze_view(const char *function, const ct_tensor *t, int dim, bool all_dims)
 {
-    CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_squeeze", "t"));
-    return ct_api_return(without_unit_dims(t, -1));
-}
-
-ct_tensor *ct_squeeze_dim(const ct_tensor *t, int dim)
-{
-    CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_squeeze_dim", "t"));
+    if (!t) return ct_null_argument(function, "t");
+    if (all_dims) return without_unit_dims(t, -1);
     int d;
-    if (ct_normalize_dim("ct_squeeze_dim", dim, t->ndim, false, &d) != CT_OK) return ct_api_return(NULL);
-    return ct_api_return(without_unit_dims(t, t->ndim == 0 ? 0 : d));
+    if (ct_normalize_dim(function, dim, t->ndim, false, &d) != CT_OK) return NULL;
+    return without_unit_dims(t, t->ndim == 0 ? 0 : d);
 }
 
-static ct_tensor *unsqueeze(const ct_tensor *t, int dim)
+ct_tensor *ct_tensor_unsqueeze_view(const ct_tensor *t, int dim)
 {
     if (!t) return ct_null_argument("ct_unsqueeze", "t");
     int at;
@@ -322,10 +279,4 @@ static ct_tensor *unsqueeze(const ct_tensor *t, int dim)
         }
     }
     return ct_tensor_view_of(t, t->ndim + 1, shape, strides, t->offset);
-}
-
-ct_tensor *ct_unsqueeze(const ct_tensor *t, int dim)
-{
-    CT_API_ENTER;
-    return ct_api_return(unsqueeze(t, dim));
 }

@@ -1,6 +1,7 @@
-/* Views of a part of a tensor along one dim: narrow, slice, select, and the lists of such
- * parts that chunk and split return. All share t's storage. */
-#include "tensor/tensor_internal.h"
+/* The mechanics of the views of a part of a tensor along one dim: narrow, slice, select, and
+ * the plans of the lists of such parts that chunk and split return. All share t's storage. The
+ * public, differentiable functions are in src/ops/views.c. */
+#include "tensor/view_internal.h"
 
 /* The dim of t that an op on one dim works on; 0-d tensors have none. */
 static ct_status dim_of(const char *function, const ct_tensor *t, int dim, int *out)
@@ -24,8 +25,8 @@ static ct_tensor *part_of(const ct_tensor *t, int d, int64_t start, int64_t leng
     return ct_tensor_view_of(t, t->ndim, shape, strides, t->offset + start * t->strides[d]);
 }
 
-static ct_tensor *narrow(const char *function, const ct_tensor *t, int dim, int64_t start,
-                         int64_t length)
+ct_tensor *ct_tensor_narrow_view(const char *function, const ct_tensor *t, int dim, int64_t start,
+                                 int64_t length)
 {
     if (!t) return ct_null_argument(function, "t");
     int d;
@@ -45,12 +46,6 @@ static ct_tensor *narrow(const char *function, const ct_tensor *t, int dim, int6
     return part_of(t, d, start, length, 1);
 }
 
-ct_tensor *ct_narrow(const ct_tensor *t, int dim, int64_t start, int64_t length)
-{
-    CT_API_ENTER;
-    return ct_api_return(narrow("ct_narrow", t, dim, start, length));
-}
-
 /* Python's rule for a slice bound: negative counts from the end, then clamp to [0, size]. */
 static int64_t clamp_bound(int64_t bound, int64_t size)
 {
@@ -59,7 +54,7 @@ static int64_t clamp_bound(int64_t bound, int64_t size)
     return bound > size ? size : bound;
 }
 
-static ct_tensor *slice(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
+ct_tensor *ct_tensor_slice_view(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
 {
     if (!t) return ct_null_argument("ct_slice", "t");
     int d;
@@ -74,13 +69,7 @@ static ct_tensor *slice(const ct_tensor *t, int dim, int64_t start, int64_t end,
     return part_of(t, d, start, length, step);
 }
 
-ct_tensor *ct_slice(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
-{
-    CT_API_ENTER;
-    return ct_api_return(slice(t, dim, start, end, step));
-}
-
-static ct_tensor *select_index(const ct_tensor *t, int dim, int64_t index)
+ct_tensor *ct_tensor_select_view(const ct_tensor *t, int dim, int64_t index)
 {
     if (!t) return ct_null_argument("ct_select", "t");
     int d;
@@ -104,39 +93,25 @@ static ct_tensor *select_index(const ct_tensor *t, int dim, int64_t index)
     return ct_tensor_view_of(t, ndim, shape, strides, t->offset + index * t->strides[d]);
 }
 
-ct_tensor *ct_select(const ct_tensor *t, int dim, int64_t index)
-{
-    CT_API_ENTER;
-    return ct_api_return(select_index(t, dim, index));
-}
-
 /* ---- lists of parts ---- */
 
-/* Writes `count` consecutive parts of split_size (the last one `last_size`) along dim d into
- * out, and records each in the caller's scope. */
-static ct_status split_parts(const char *function, const ct_tensor *t, int d, int64_t split_size,
-                             int64_t last_size, int64_t count, ct_tensor **out, int capacity, int *written)
+/* The plan of `count` parts of split_size (the last one last_size) along dim d, when out has
+ * room for them. */
+static ct_status make_plan(const char *function, int d, int64_t split_size, int64_t last_size,
+                           int64_t count, int capacity, ct_split_plan *plan)
 {
     if (count > capacity)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the result has %lld tensors but out has room "
                         "for %d; pass a capacity of at least %lld", function, (long long)count,
                         capacity, (long long)count);
-    ct_api_enter();
-    for (int64_t i = 0; i < count; i++) {
-        out[i] = part_of(t, d, i * split_size, i + 1 < count ? split_size : last_size, 1);
-        if (!out[i]) {
-            for (int64_t k = 0; k < i; k++) ct_release(out[k]);
-            ct_api_return(NULL);
-            return ct_last_error();
-        }
-    }
-    ct_api_return(NULL);
-    for (int64_t i = 0; i < count; i++) {
-        ct_api_enter();
-        out[i] = ct_api_return(out[i]);
-    }
-    *written = (int)count;
+    *plan = (ct_split_plan){.dim = d, .split_size = split_size, .last_size = last_size, .count = count};
     return CT_OK;
+}
+
+ct_tensor *ct_tensor_split_part(const ct_tensor *t, const ct_split_plan *plan, int64_t i)
+{
+    return part_of(t, plan->dim, i * plan->split_size,
+                   i + 1 < plan->count ? plan->split_size : plan->last_size, 1);
 }
 
 /* NULL checks and the dim for chunk and split. */
@@ -152,8 +127,8 @@ static ct_status list_arguments(const char *function, const ct_tensor *t, int di
     return ct_normalize_dim(function, dim, t->ndim, false, d);
 }
 
-ct_status ct_split(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **out, int capacity,
-                   int *count)
+ct_status ct_tensor_split_plan(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **out,
+                               int capacity, int *count, ct_split_plan *plan)
 {
     int d;
     ct_status status = list_arguments("ct_split", t, dim, out, count, &d);
@@ -168,11 +143,11 @@ ct_status ct_split(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **
     int64_t parts = 1;
     if (split_size > 0) parts = size > 0 ? (size - 1) / split_size + 1 : 1;
     int64_t last = size - split_size * (parts - 1);
-    return split_parts("ct_split", t, d, split_size, last, parts, out, capacity, count);
+    return make_plan("ct_split", d, split_size, last, parts, capacity, plan);
 }
 
-ct_status ct_chunk(const ct_tensor *t, int chunks, int dim, ct_tensor **out, int capacity,
-                   int *count)
+ct_status ct_tensor_chunk_plan(const ct_tensor *t, int chunks, int dim, ct_tensor **out,
+                               int capacity, int *count, ct_split_plan *plan)
 {
     int d;
     ct_status status = list_arguments("ct_chunk", t, dim, out, count, &d);
@@ -180,10 +155,10 @@ ct_status ct_chunk(const ct_tensor *t, int chunks, int dim, ct_tensor **out, int
     if (chunks <= 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_chunk: chunks must be > 0, got %d", chunks);
     int64_t size = t->shape[d];
-    int64_t split_size = (size + chunks - 1) / chunks;
     /* An empty dim still gives `chunks` empty parts, as torch.chunk does. */
-    if (size == 0) return split_parts("ct_chunk", t, d, 0, 0, chunks, out, capacity, count);
+    if (size == 0) return make_plan("ct_chunk", d, 0, 0, chunks, capacity, plan);
+    int64_t split_size = (size + chunks - 1) / chunks;
     int64_t parts = (size - 1) / split_size + 1;
     int64_t last = size - split_size * (parts - 1);
-    return split_parts("ct_chunk", t, d, split_size, last, parts, out, capacity, count);
+    return make_plan("ct_chunk", d, split_size, last, parts, capacity, plan);
 }
