@@ -46,19 +46,22 @@ static int read_line(csv_reader *r)
             r->capacity = capacity;
         }
         int room = r->capacity - length > INT_MAX ? INT_MAX : (int)(r->capacity - length);
-        if (!gzgets(r->file, r->line + length, room)) {
-            int code = Z_OK;
-            const char *message = gzerror(r->file, &code);
-            if (code != Z_OK)
-                return ct_error(CT_ERR_IO, FN ": %s, line %lld: cannot read: %s", r->path,
-                                (long long)r->line_number + 1,
-                                code == Z_ERRNO ? strerror(errno) : message), -1;
-            if (length == 0) return 0;
-            break; /* a last line without a newline */
-        }
-        length += strlen(r->line + length);
-        if (length > 0 && r->line[length - 1] == '\n') break;
-        if (gzeof(r->file)) break;
+        bool got = gzgets(r->file, r->line + length, room) != NULL;
+        if (got) length += strlen(r->line + length);
+        if (got && length > 0 && r->line[length - 1] == '\n') break;
+        /* Short of a newline: the line goes on, the file ended, or it could not be read (a
+         * damaged or truncated gzip stream ends in a partial line, and zlib says why). */
+        int code = Z_OK;
+        const char *message = gzerror(r->file, &code);
+        size_t path_length = strlen(r->path);
+        if (strncmp(message, r->path, path_length) == 0 && strncmp(message + path_length, ": ", 2) == 0)
+            message += path_length + 2; /* zlib starts with the path, which the message has */
+        if (code != Z_OK)
+            return ct_error(CT_ERR_IO, FN ": %s, line %lld: cannot read: %s", r->path,
+                            (long long)r->line_number + 1,
+                            code == Z_ERRNO ? strerror(errno) : message), -1;
+        if (!got && length == 0) return 0;
+        if (!got || gzeof(r->file)) break; /* a last line without a newline */
     }
     r->line_number++;
     while (length > 0 && (r->line[length - 1] == '\n' || r->line[length - 1] == '\r')) length--;
