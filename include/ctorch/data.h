@@ -61,7 +61,8 @@ ct_tensor *ct_dataset_labels(const ct_dataset *ds);
 
 /* Shuffles the samples with ct_data_permutation(N, seed), then puts the first
  * ceil(test_fraction * N) of them into *test and the rest into *train (as scikit-learn's
- * train_test_split does). 0 < test_fraction < 1, and both parts must have a sample. */
+ * train_test_split does, except that the product's rounding error is not rounded up: 0.1 of 30
+ * is 3). 0 < test_fraction < 1, and both parts must have a sample. */
 ct_status ct_dataset_split(const ct_dataset *ds, double test_fraction, uint64_t seed,
                            ct_dataset **train, ct_dataset **test);
 

@@ -153,7 +153,9 @@ static ct_status split(const ct_dataset *ds, double test_fraction, uint64_t seed
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: test_fraction is %g; it must lie strictly "
                         "between 0 and 1", FN, test_fraction);
     int64_t n = ds->size;
-    int64_t n_test = (int64_t)ceil(test_fraction * (double)n);
+    /* ceil, but not of the product's rounding error: 0.1 of 30 samples is 3, not 4 */
+    double exact = test_fraction * (double)n;
+    int64_t n_test = (int64_t)ceil(exact - 1e-9 * fmax(1.0, exact));
     int64_t n_train = n - n_test;
     if (n_test < 1 || n_train < 1)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: with %lld samples and test_fraction %g the "
