@@ -79,8 +79,8 @@ static inline int64_t *int64s_of(const ct_tensor *t)
  * sample can be recognised in a batch. */
 static inline ct_dataset *numbered_dataset(int64_t n, int64_t classes)
 {
-    float *x = malloc((size_t)(n ? n : 1) * 3 * sizeof *x);
-    int64_t *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+    float *x = calloc((size_t)(n ? n : 1) * 3, sizeof *x);
+    int64_t *y = calloc((size_t)(n ? n : 1), sizeof *y);
     for (int64_t i = 0; i < n; i++) {
         x[3 * i] = (float)i;
         x[3 * i + 1] = (float)-i;
