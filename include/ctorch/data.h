@@ -40,8 +40,10 @@ typedef struct ct_csv_options {
 /* The last column is the label, no header, scale 1. */
 ct_csv_options ct_csv_options_default(void);
 
-/* Reads a dataset; options NULL means the defaults. Errors (CT_ERR_IO for files that cannot be
- * read, CT_ERR_INVALID_ARGUMENT for bad contents) name the file, line and column. Labels must be
+/* Reads a dataset; options NULL means the defaults. Errors name the file, line and column (from
+ * 1): CT_ERR_IO for a file that cannot be opened or read (a truncated .gz too), CT_ERR_INDEX for
+ * a label_column outside the rows, CT_ERR_INVALID_ARGUMENT for bad contents (rows of different
+ * lengths, fields that are not finite numbers, bad labels, no data rows). Labels must be
  * non-negative integers (written as 3 or 3.0) below 2^31. */
 ct_dataset *ct_csv_dataset_load(const char *path, const ct_csv_options *options);
 
