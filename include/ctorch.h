@@ -8,5 +8,6 @@
 #include "ctorch/tensor.h"
 #include "ctorch/ops.h"
 #include "ctorch/stream.h"
+#include "ctorch/io.h"
 
 #endif
