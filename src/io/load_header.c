@@ -122,16 +122,19 @@ static ct_status parse_offsets(const parse_context *ctx, const char *name, const
     return CT_OK;
 }
 
-/* Bytes of shape x dtype, or false when that overflows (as ctorch's allocator counts them). */
+/* Bytes of shape x dtype. False when the strides ctorch would give the tensor overflow (they
+ * count a size of 0 as 1, so an empty tensor of dims 2^32 x 2^32 is refused too). */
 static bool shape_bytes(const ct_io_entry *e, uint64_t *out)
 {
-    uint64_t bytes = ct_dtype_size(e->dtype);
+    uint64_t extent = ct_dtype_size(e->dtype);
+    bool empty = false;
     for (int d = 0; d < e->ndim; d++) {
-        uint64_t size = (uint64_t)e->shape[d];
-        if (size > 0 && bytes > (uint64_t)INT64_MAX / size) return false;
-        bytes *= size;
+        uint64_t size = e->shape[d] > 0 ? (uint64_t)e->shape[d] : 1;
+        if (extent > (uint64_t)INT64_MAX / size) return false;
+        extent *= size;
+        empty = empty || e->shape[d] == 0;
     }
-    *out = bytes;
+    *out = empty ? 0 : extent;
     return true;
 }
 

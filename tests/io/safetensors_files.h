@@ -85,6 +85,7 @@ static inline st_bytes st_bad_shape_not_list(void) { return st_build("{\"fc.weig
 static inline st_bytes st_bad_shape_string(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": [\"1\"], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_shape_nine_dims(void) { return st_build("{\"fc.weight\": {\"dtype\": \"U8\", \"shape\": [1,1,1,1,1,1,1,1,1], \"data_offsets\": [0, 1]}}", st_zeros, 1); }
 static inline st_bytes st_bad_shape_overflow(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F64\", \"shape\": [4294967296, 4294967296, 4294967296], \"data_offsets\": [0, 0]}}", NULL, 0); }
+static inline st_bytes st_bad_shape_overflow_empty(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F64\", \"shape\": [0, 4294967296, 4294967296], \"data_offsets\": [0, 0]}}", NULL, 0); }
 static inline st_bytes st_bad_offsets_one(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_offsets_huge(void) { return st_build("{\"fc.weight\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [1e300, 1e300]}}", st_zeros, 4); }
 static inline st_bytes st_bad_offsets_reversed(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", st_zeros, 8); }
@@ -129,6 +130,7 @@ static const st_bad_file st_bad_files[] = {
     {"bad_shape_string", "tensor 'fc.weight': shape is not a list of non-negative integers (dim 0", st_bad_shape_string},
     {"bad_shape_nine_dims", "tensor 'fc.weight': shape has 9 dims; ctorch tensors have at most 8", st_bad_shape_nine_dims},
     {"bad_shape_overflow", "tensor 'fc.weight': shape [4294967296, 4294967296, 4294967296] of F64 has more bytes than memory can address", st_bad_shape_overflow},
+    {"bad_shape_overflow_empty", "tensor 'fc.weight': shape [0, 4294967296, 4294967296] of F64 has more bytes than memory can address", st_bad_shape_overflow_empty},
     {"bad_offsets_one", "tensor 'fc.weight': data_offsets is not a list of two non-negative integers", st_bad_offsets_one},
     {"bad_offsets_huge", "tensor 'fc.weight': data_offsets is not a list of two non-negative integers", st_bad_offsets_huge},
     {"bad_offsets_reversed", "tensor 'fc.weight': data_offsets [8, 4] begin after they end", st_bad_offsets_reversed},
