@@ -274,10 +274,11 @@ static void a_cuda_checkpoint_loads_through_a_map_and_fails_clearly_without(void
         ct_tensor *w = ct_state_dict_get(back, "fc.weight");
         assert_true(ct_device_equal(ct_tensor_device(w), CT_DEVICE_CPU));
         double last;
-        ct_tensor *item = ct_select(ct_select(w, 0, 1), 0, 1);
+        ct_tensor *row = ct_select(w, 0, 1), *item = ct_select(row, 0, 1);
         assert_int_equal(ct_item(item, &last), CT_OK);
         assert_true(last == 4);
         ct_release(item);
+        ct_release(row);
         ct_release(w);
         ct_state_dict_free(back);
     }
