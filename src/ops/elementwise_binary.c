@@ -1,5 +1,6 @@
 /* Elementwise ops of two tensors, and where: PyTorch's broadcasting and type promotion, then one
  * kernel in the promoted dtype (mixed operands are cast to it first). */
+#include "ops/elementwise_backward.h"
 #include "ops/elementwise_internal.h"
 
 /* How an op turns its operands' dtypes into the dtype it computes in and the dtype it returns. */
@@ -17,24 +18,32 @@ typedef struct binary_op {
     ct_kernel_id kernels[CT_DTYPE_COUNT];
     long work_per_item; /* elements touched, more for ops that call libm */
     const char *bool_hint; /* for RULE_NO_BOOL and RULE_NUMERIC: what to do instead */
+    /* autograd: the node's name, its backward, and whether it needs a and b saved */
+    const char *backward_name;
+    ct_backward_fn backward;
+    bool saves_operands;
 } binary_op;
 
-static const binary_op op_add = {"ct_add", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(add), 3, NULL};
+static const binary_op op_add = {"ct_add", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(add), 3, NULL,
+                                 "AddBackward", ct_add_backward, false};
 static const binary_op op_sub = {"ct_sub", RULE_NO_BOOL, CT_KERNELS_BY_NUMERIC_DTYPE(sub), 3,
                                  "to invert a mask use ct_eq_scalar(mask, 0), to compare masks "
-                                 "ct_ne; or convert with ct_to_dtype first"};
-static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(mul), 3, NULL};
-static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_DTYPE(div), 3, NULL};
+                                 "ct_ne; or convert with ct_to_dtype first",
+                                 "SubBackward", ct_sub_backward, false};
+static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(mul), 3, NULL,
+                                 "MulBackward", ct_mul_backward, true};
+static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_DTYPE(div), 3, NULL,
+                                 "DivBackward", ct_div_backward, true};
 static const binary_op op_pow = {"ct_pow", RULE_NUMERIC, CT_KERNELS_BY_NUMERIC_DTYPE(pow), 16,
-                                 "convert one operand with ct_to_dtype first"};
-static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(maximum), 3, NULL};
-static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(minimum), 3, NULL};
-static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_DTYPE(eq), 3, NULL};
-static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ne), 3, NULL};
-static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(lt), 3, NULL};
-static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_DTYPE(le), 3, NULL};
-static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(gt), 3, NULL};
-static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ge), 3, NULL};
+                                 "convert one operand with ct_to_dtype first", NULL, NULL, false};
+static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(maximum), 3, NULL, NULL, NULL, false};
+static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(minimum), 3, NULL, NULL, NULL, false};
+static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_DTYPE(eq), 3, NULL, NULL, NULL, false};
+static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ne), 3, NULL, NULL, NULL, false};
+static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(lt), 3, NULL, NULL, NULL, false};
+static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_DTYPE(le), 3, NULL, NULL, NULL, false};
+static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(gt), 3, NULL, NULL, NULL, false};
+static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ge), 3, NULL, NULL, NULL, false};
 
 static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tensor *b)
 {
@@ -71,7 +80,15 @@ static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tenso
         .kernel = op->kernels[compute],
         .work_per_item = op->work_per_item,
     };
-    return ct_elementwise_run(&launch);
+    ct_tensor *out = ct_elementwise_run(&launch);
+    if (!op->backward) return out;
+    ct_node *node;
+    out = ct_record(out, op->backward_name, op->backward, operands, 2, &node);
+    if (node && op->saves_operands && (ct_node_save(node, a) != CT_OK || ct_node_save(node, b) != CT_OK)) {
+        ct_release(out);
+        return NULL;
+    }
+    return out;
 }
 
 #define CT_DEFINE_BINARY_OP(name)                                                                \

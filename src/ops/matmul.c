@@ -3,7 +3,7 @@
  * transpose flag, never copied); integer dtypes run a strided kernel (index.ct). */
 #include <limits.h>
 
-#include "ops/ops_internal.h"
+#include "ops/ops_autograd.h"
 
 static const char *const FN = "ct_matmul";
 
@@ -295,8 +295,55 @@ static ct_tensor *matmul(const ct_tensor *at, const ct_tensor *bt)
     return out;
 }
 
+static ct_status matmul_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+
 ct_tensor *ct_matmul(const ct_tensor *a, const ct_tensor *b)
 {
     CT_API_ENTER;
-    return ct_api_return(matmul(a, b));
+    ct_tensor *out = matmul(a, b);
+    const ct_tensor *inputs[2] = {a, b};
+    ct_node *node;
+    out = ct_record(out, "MatmulBackward", matmul_backward, inputs, 2, &node);
+    if (node && (ct_node_save(node, a) != CT_OK || ct_node_save(node, b) != CT_OK)) {
+        ct_release(out);
+        out = NULL;
+    }
+    return ct_api_return(out);
+}
+
+/* ---- autograd ----
+ * For out = a @ b: grad_a = grad @ b^T and grad_b = a^T @ grad, each summed back over the batch
+ * dims its operand was broadcast along. 1-D operands are taken as a row (a) or a column (b), as
+ * the forward does. */
+static ct_tensor *as_matrix(const ct_tensor *t, int insert_at)
+{
+    return t->ndim == 1 ? ct_unsqueeze(t, insert_at) : ct_retain((ct_tensor *)t);
+}
+
+static ct_status matmul_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    const ct_tensor *a = node->saved[0], *b = node->saved[1];
+    ct_tensor *a2 = as_matrix(a, 0), *b2 = as_matrix(b, -1);
+    ct_tensor *g1 = a->ndim == 1 ? ct_unsqueeze(grad, grad->ndim - (b->ndim == 1 ? 0 : 1))
+                                 : ct_retain((ct_tensor *)grad);
+    ct_tensor *g = (g1 && b->ndim == 1) ? ct_unsqueeze(g1, -1) : ct_retain(g1);
+    ct_status status = (a2 && b2 && g) ? CT_OK : ct_last_error();
+    for (int i = 0; i < 2 && status == CT_OK; i++) {
+        if (!ct_node_needs_grad(node, i)) continue;
+        const ct_tensor *operand = i == 0 ? a2 : b2;
+        ct_tensor *other_t = ct_transpose(i == 0 ? b2 : a2, -1, -2);
+        ct_tensor *product = i == 0 ? ct_matmul(g, other_t) : ct_matmul(other_t, g);
+        ct_tensor *summed = product ? ct_sum_to_shape(product, operand->shape, operand->ndim) : NULL;
+        const ct_input_meta *meta = &node->inputs[i];
+        grads[i] = summed ? ct_reshape(summed, meta->shape, meta->ndim) : NULL;
+        if (!grads[i]) status = ct_last_error();
+        ct_release(summed);
+        ct_release(product);
+        ct_release(other_t);
+    }
+    ct_release(g);
+    ct_release(g1);
+    ct_release(b2);
+    ct_release(a2);
+    return status;
 }

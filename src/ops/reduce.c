@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/ops_internal.h"
+#include "ops/reduce_backward.h"
 
 /* Reduced elements per pass-1 work item: at least CT_REDUCE_CHUNK_MIN, to amortise a work item
  * and keep the vector loop long; up to CT_REDUCE_CHUNK_MAX while there are still
@@ -202,12 +203,20 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
     /* Floats keep their dtype; integers and bool sum into int64, as in PyTorch. */
     ct_dtype dtype = floating ? a->dtype : CT_I64;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, dtype, plan.out_shape, plan.out_ndim);
-    if (!out || plan.outputs == 0) return out;
-    if (plan.reduced_count == 0) return release_on_error(out, ct_tensor_fill(out, mean ? NAN : 0.0));
-    ct_kparams p = plan.params;
-    p.s[0] = mean ? (double)plan.reduced_count : 1.0;
-    reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
-    return release_on_error(out, run_two_pass(&plan, p, a, out, kernels, dtype, 1, 0));
+    if (!out) return NULL;
+    if (plan.outputs > 0 && plan.reduced_count == 0) {
+        out = release_on_error(out, ct_tensor_fill(out, mean ? NAN : 0.0));
+    } else if (plan.outputs > 0) {
+        ct_kparams p = plan.params;
+        p.s[0] = mean ? (double)plan.reduced_count : 1.0;
+        reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
+        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, dtype, 1, 0));
+    }
+    ct_node *node;
+    out = ct_record(out, mean ? "MeanBackward" : "SumBackward", mean ? ct_mean_backward : ct_sum_backward,
+                    &a, 1, &node);
+    if (node) ct_reduce_node_setup(node, plan.reduced, a->ndim, plan.reduced_count);
+    return out;
 }
 
 ct_tensor *ct_sum(const ct_tensor *a, const int *dims, int ndims, bool keepdim)

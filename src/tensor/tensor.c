@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor/autograd_node.h"
 #include "tensor/tensor_internal.h"
 
 int64_t ct_shape_numel(const int64_t *shape, int ndim)
@@ -147,6 +148,10 @@ void ct_release(ct_tensor *t)
     if (!t) return;
     if (!ct_api_nested()) ct_scope_forget(t);
     if (atomic_fetch_sub(&t->refcount, 1) != 1) return;
+    ct_api_enter(); /* what t holds is released as ctorch's, not as the user's references */
+    ct_release(t->grad);
+    ct_node_release(t->grad_fn);
+    ct_api_return(NULL);
     ct_storage_release(t->storage);
     free(t);
 }

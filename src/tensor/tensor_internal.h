@@ -20,6 +20,8 @@ typedef struct ct_storage {
     ct_device pending_device;
 } ct_storage;
 
+struct ct_node;
+
 struct ct_tensor {
     atomic_int refcount;
     ct_storage *storage;
@@ -28,6 +30,10 @@ struct ct_tensor {
     int64_t shape[CT_MAX_DIMS];
     int64_t strides[CT_MAX_DIMS]; /* in elements */
     int64_t offset;               /* in elements */
+    /* autograd (see autograd_node.h) */
+    bool requires_grad;
+    struct ct_tensor *grad;       /* accumulated gradient of a leaf */
+    struct ct_node *grad_fn;      /* the node that made this tensor, NULL for leaves */
 };
 
 /* ---- the API boundary ----
