@@ -10,5 +10,6 @@
 #include "ctorch/stream.h"
 #include "ctorch/autograd.h"
 #include "ctorch/data.h"
+#include "ctorch/io.h"
 
 #endif

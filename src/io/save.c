@@ -1,0 +1,302 @@
+/* ct_save: a state dict into a safetensors file, atomically (temporary file, fsync, rename, fsync
+ * of the folder). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io_internal.h"
+#include "tensor/tensor_internal.h"
+
+/* ---- the JSON header, written by hand so that integers stay integers ---- */
+
+typedef struct text {
+    char *data;
+    size_t length, capacity;
+    bool failed;
+} text;
+
+static void put(text *t, const char *bytes, size_t n)
+{
+    if (t->failed) return;
+    if (t->length + n + 1 > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity : 1024;
+        while (capacity < t->length + n + 1) capacity *= 2;
+        char *data = realloc(t->data, capacity);
+        if (!data) {
+            t->failed = true;
+            return;
+        }
+        t->data = data;
+        t->capacity = capacity;
+    }
+    memcpy(t->data + t->length, bytes, n);
+    t->length += n;
+    t->data[t->length] = '\0';
+}
+
+static void put_text(text *t, const char *s) { put(t, s, strlen(s)); }
+
+static void put_format(text *t, const char *fmt, ...) CT_PRINTF(2, 3);
+static void put_format(text *t, const char *fmt, ...)
+{
+    char buf[64];
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, args);
+    va_end(args);
+    if (n > 0) put(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* A JSON string of valid UTF-8: quotes, backslashes and control characters escaped. */
+static void put_json_string(text *t, const char *s)
+{
+    put_text(t, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"') put_text(t, "\\\"");
+        else if (*p == '\\') put_text(t, "\\\\");
+        else if (*p == '\n') put_text(t, "\\n");
+        else if (*p == '\t') put_text(t, "\\t");
+        else if (*p == '\r') put_text(t, "\\r");
+        else if (*p < 0x20) put_format(t, "\\u%04x", *p);
+        else put(t, (const char *)p, 1);
+    }
+    put_text(t, "\"");
+}
+
+/* ---- the layout of the data section ---- */
+
+typedef struct planned {
+    ct_tensor *tensor;
+    const char *name;
+    size_t bytes;
+    uint64_t begin; /* in the data section */
+} planned;
+
+static int compare_largest_element_first(const void *a, const void *b)
+{
+    const planned *x = *(const planned *const *)a, *y = *(const planned *const *)b;
+    size_t sx = ct_dtype_size(x->tensor->dtype), sy = ct_dtype_size(y->tensor->dtype);
+    if (sx != sy) return sx > sy ? -1 : 1;
+    return (x > y) - (x < y); /* stable: the state dict's order */
+}
+
+static void put_header(text *h, const ct_state_dict *sd, const planned *plan, int64_t count)
+{
+    char device[CT_DEVICE_STRING_MAX];
+    put_text(h, "{\"" CT_IO_METADATA_KEY "\":{\"" CT_IO_VERSION_KEY "\":\"" CT_VERSION_STRING "\"");
+    for (int64_t k = 0; k < ct_state_dict_metadata_count(sd); k++) {
+        const char *key = ct_state_dict_metadata_key_at(sd, k);
+        if (ct_io_metadata_key_is_reserved(key)) continue; /* from a load: ctorch writes its own */
+        put_text(h, ",");
+        put_json_string(h, key);
+        put_text(h, ":");
+        put_json_string(h, ct_state_dict_metadata_value_at(sd, k));
+    }
+    for (int64_t i = 0; i < count; i++) {
+        size_t key_size = sizeof CT_IO_DEVICE_KEY_PREFIX + strlen(plan[i].name);
+        char *key = malloc(key_size);
+        if (!key) {
+            h->failed = true;
+            return;
+        }
+        snprintf(key, key_size, CT_IO_DEVICE_KEY_PREFIX "%s", plan[i].name);
+        put_text(h, ",");
+        put_json_string(h, key);
+        free(key);
+        put_text(h, ":");
+        put_json_string(h, ct_device_format(plan[i].tensor->storage->device, device, sizeof device));
+    }
+    put_text(h, "}");
+    for (int64_t i = 0; i < count; i++) {
+        const ct_tensor *t = plan[i].tensor;
+        put_text(h, ",");
+        put_json_string(h, plan[i].name);
+        put_text(h, ":{\"dtype\":\"");
+        put_text(h, ct_io_dtype_code(t->dtype));
+        put_text(h, "\",\"shape\":[");
+        for (int d = 0; d < t->ndim; d++) put_format(h, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        put_format(h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)plan[i].begin,
+                   (unsigned long long)(plan[i].begin + plan[i].bytes));
+    }
+    put_text(h, "}");
+    while (!h->failed && h->length % 8 != 0) put_text(h, " ");
+}
+
+/* ---- writing the temporary file ---- */
+
+typedef struct writer {
+    int fd;
+    const char *path;
+    size_t written, limit;
+} writer;
+
+static ct_status write_failed(const writer *w, int error)
+{
+    char reason[128];
+    return ct_error(CT_ERR_IO, "ct_save: '%s': writing failed after %zu bytes: %s; the file was not "
+                    "changed", w->path, w->written, strerror_r(error, reason, sizeof reason));
+}
+
+static ct_status write_bytes(writer *w, const void *data, size_t n)
+{
+    const char *p = data;
+    while (n > 0) {
+        size_t chunk = n < ((size_t)1 << 30) ? n : (size_t)1 << 30;
+        bool simulated_failure = w->limit != SIZE_MAX && chunk > w->limit - w->written;
+        if (simulated_failure) chunk = w->limit - w->written;
+        ssize_t done = chunk ? write(w->fd, p, chunk) : 0;
+        if (done < 0 && errno == EINTR) continue;
+        if (done < 0) return write_failed(w, errno);
+        p += done;
+        n -= (size_t)done;
+        w->written += (size_t)done;
+        if (simulated_failure) return write_failed(w, EIO);
+    }
+    return CT_OK;
+}
+
+/* A tensor's bytes, little-endian and row-major. A contiguous CPU tensor is written from its
+ * storage; others are read back through the tensor layer first. */
+static ct_status write_tensor(writer *w, const planned *item)
+{
+    const ct_tensor *t = item->tensor;
+    if (item->bytes == 0) return CT_OK;
+    if (t->storage->device.type == CT_CPU && ct_is_contiguous(t) && ct_io_host_is_little_endian())
+        return write_bytes(w, (const char *)ct_tensor_handle(t) + (size_t)t->offset * ct_dtype_size(t->dtype),
+                           item->bytes);
+    void *host = malloc(item->bytes);
+    if (!host)
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_save: '%s': no host memory to read back tensor '%s' "
+                        "(%zu bytes)", w->path, item->name, item->bytes);
+    ct_status status = ct_tensor_to_array(t, host, item->bytes);
+    if (status == CT_OK) {
+        ct_io_to_little_endian(host, item->bytes / ct_dtype_size(t->dtype), ct_dtype_size(t->dtype));
+        status = write_bytes(w, host, item->bytes);
+    }
+    free(host);
+    return status;
+}
+
+/* "dir/.name.tmp-<pid>-<n>", created exclusively; the umask applies as for any new file. */
+static int create_temporary(const char *directory, const char *base, char **temp_path)
+{
+    static atomic_uint counter;
+    size_t size = strlen(directory) + strlen(base) + 64;
+    char *name = malloc(size);
+    if (!name) return -1;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(name, size, "%s/.%s.tmp-%ld-%u", directory, base, (long)getpid(),
+                 atomic_fetch_add(&counter, 1));
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd >= 0) *temp_path = name;
+            else free(name);
+            return fd;
+        }
+    }
+    free(name);
+    errno = EEXIST;
+    return -1;
+}
+
+static ct_status sync_directory(const char *path, const char *directory)
+{
+    int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int error = fd < 0 ? errno : (fsync(fd) == 0 ? 0 : errno);
+    if (fd >= 0) close(fd);
+    if (error == 0 || error == EINVAL || error == EROFS) return CT_OK; /* a folder that cannot sync */
+    char reason[128];
+    return ct_error(CT_ERR_IO, "ct_save: '%s' was written, but syncing its folder '%s' failed: %s",
+                    path, directory, strerror_r(error, reason, sizeof reason));
+}
+
+static ct_status write_file(const char *path, const text *header, planned *const *order, int64_t count)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (*base == '\0')
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_save: '%s' names a folder; give a file name", path);
+    size_t directory_length = slash ? (size_t)(slash - path) : 1;
+    char *directory = malloc(directory_length + 2);
+    if (!directory) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_save: no host memory");
+    if (!slash) strcpy(directory, ".");
+    else if (slash == path) strcpy(directory, "/");
+    else memcpy(directory, path, directory_length), directory[directory_length] = '\0';
+
+    char *temp = NULL;
+    char reason[128];
+    int fd = create_temporary(directory, base, &temp);
+    if (fd < 0) {
+        ct_status status = ct_error(CT_ERR_IO, "ct_save: '%s': cannot create a temporary file in '%s': %s",
+                                    path, directory, strerror_r(errno, reason, sizeof reason));
+        free(directory);
+        return status;
+    }
+    writer w = {fd, path, 0, ct_io_write_limit()};
+    unsigned char length[8];
+    for (int b = 0; b < 8; b++) length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
+    ct_status status = write_bytes(&w, length, sizeof length);
+    if (status == CT_OK) status = write_bytes(&w, header->data, header->length);
+    for (int64_t k = 0; k < count && status == CT_OK; k++) status = write_tensor(&w, order[k]);
+    if (status == CT_OK && fsync(fd) != 0)
+        status = ct_error(CT_ERR_IO, "ct_save: '%s': syncing the temporary file failed: %s; the file "
+                          "was not changed", path, strerror_r(errno, reason, sizeof reason));
+    if (close(fd) != 0 && status == CT_OK)
+        status = ct_error(CT_ERR_IO, "ct_save: '%s': closing the temporary file failed: %s; the file "
+                          "was not changed", path, strerror_r(errno, reason, sizeof reason));
+    if (status == CT_OK && rename(temp, path) != 0)
+        status = ct_error(CT_ERR_IO, "ct_save: cannot replace '%s': %s; the file was not changed", path,
+                          strerror_r(errno, reason, sizeof reason));
+    if (status != CT_OK) unlink(temp);
+    else status = sync_directory(path, directory);
+    free(temp);
+    free(directory);
+    return status;
+}
+
+ct_status ct_save(const ct_state_dict *sd, const char *path)
+{
+    if (!sd) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_save: argument 'sd' is NULL");
+    if (!path) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_save: argument 'path' is NULL");
+    if (!*path) return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_save: the path is empty");
+    int64_t count = ct_state_dict_count(sd);
+    planned *plan = calloc((size_t)count + 1, sizeof *plan);
+    planned **order = calloc((size_t)count + 1, sizeof *order);
+    if (!plan || !order) {
+        free(plan);
+        free(order);
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_save: no host memory for %lld entries", (long long)count);
+    }
+    for (int64_t i = 0; i < count; i++) {
+        ct_tensor *t = ct_state_dict_tensor_borrowed(sd, i);
+        plan[i] = (planned){t, ct_state_dict_name_at(sd, i), (size_t)ct_numel(t) * ct_dtype_size(t->dtype), 0};
+        order[i] = &plan[i];
+    }
+    qsort(order, (size_t)count, sizeof *order, compare_largest_element_first);
+    uint64_t offset = 0;
+    for (int64_t k = 0; k < count; k++) {
+        order[k]->begin = offset;
+        offset += order[k]->bytes;
+    }
+    text header = {0};
+    put_header(&header, sd, plan, count);
+    ct_status status = CT_OK;
+    if (header.failed)
+        status = ct_error(CT_ERR_OUT_OF_MEMORY, "ct_save: '%s': no host memory for the header", path);
+    else if (header.length > CT_IO_HEADER_MAX)
+        status = ct_error(CT_ERR_INVALID_ARGUMENT, "ct_save: '%s': the header would be %zu bytes; the "
+                          "safetensors format allows %llu", path, header.length,
+                          (unsigned long long)CT_IO_HEADER_MAX);
+    else
+        status = write_file(path, &header, order, count);
+    free(header.data);
+    free(plan);
+    free(order);
+    return status;
+}
