@@ -169,9 +169,9 @@ static ct_tensor *batch_norm_forward(const ct_tensor *x, ct_tensor *running_mean
         status = launch(coeff_kernels[x->dtype], &p, operands, 3, 1);
     }
     if (status == CT_OK) {
-        ct_kparams p = bn_params(&s, ct_numel(x));
+        ct_kparams p = bn_params(&s, s.n * s.c); /* a row of `inner` per work item */
         const ct_tensor *operands[3] = {out, x, stats};
-        status = launch(apply_kernels[x->dtype], &p, operands, 3, 1);
+        status = launch(apply_kernels[x->dtype], &p, operands, 3, (long)s.inner);
     }
     if (status != CT_OK) {
         ct_release(stats);
@@ -216,9 +216,10 @@ static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_te
     if (status == CT_OK && ct_node_needs_grad(node, 0)) {
         grads[0] = ct_tensor_alloc("NativeBatchNormBackward", x->storage->device, x->dtype, x->shape,
                                    x->ndim);
-        ct_kparams p = bn_params(&s, ct_numel(x));
+        ct_kparams p = bn_params(&s, s.n * s.c);
         const ct_tensor *operands[4] = {grads[0], g, x, work};
-        status = grads[0] ? launch(input_kernels[x->dtype], &p, operands, 4, 1) : ct_last_error();
+        status = grads[0] ? launch(input_kernels[x->dtype], &p, operands, 4, (long)s.inner)
+                          : ct_last_error();
     }
     if (status == CT_OK && ct_node_needs_grad(node, 1) && !(grads[1] = table_row(work, 1)))
         status = ct_last_error();

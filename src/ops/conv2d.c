@@ -170,14 +170,14 @@ static ct_status start_output(ct_tensor *out, const ct_tensor *bias, const ct_co
     if (!bias) return s->kg == 0 ? ct_tensor_fill(out, 0.0) : CT_OK;
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(conv2d_bias_fill);
     ct_kparams p = {0};
-    p.n = (long)ct_numel(out);
+    p.n = (long)(s->n * s->o); /* a row of l per work item */
     p.off[0] = (long)out->offset;
     p.off[1] = (long)bias->offset;
     p.stride[1][0] = (long)bias->strides[0];
     p.l[0] = (long)s->l;
     p.l[1] = (long)s->o;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(bias)};
-    return ct_backend_launch(out->storage->device, kernels[out->dtype], buffers, &p, 1);
+    return ct_backend_launch(out->storage->device, kernels[out->dtype], buffers, &p, (long)s->l);
 }
 
 /* out[first .. first + count) += weight_g @ col_g for every group. */

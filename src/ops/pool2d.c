@@ -1,7 +1,7 @@
 /* torch.nn.functional.max_pool2d and avg_pool2d over [N, C, H, W] (kernels/nn.ct): one work
- * item per output element forward; backward one work item per input element gathering from
- * the windows that cover it (max pooling through the indices its forward kept), so gradients
- * are summed in a fixed order without atomics. */
+ * item per output row forward; backward one work item per input row, which owns that row and
+ * gathers from the windows that cover it (max pooling through the indices its forward kept),
+ * so gradients are summed in a fixed order without atomics. */
 #include "ops/nn_internal.h"
 
 static const char *const MAX_FN = "ct_max_pool2d";
@@ -99,7 +99,15 @@ static void window_of_node(const ct_node *node, ct_window2d *g)
                 ints + POOL_INT_PADDING, g);
 }
 
-/* Launches a pooling kernel over n work items: buffers as the kernel wants them. */
+/* The elements a backward work item (an input row) touches: the row, and the output rows of
+ * the windows that cover it. */
+static long backward_row_work(const ct_window2d *g)
+{
+    int64_t covering_rows = (g->kh + g->sh - 1) / g->sh;
+    return (long)(g->w + covering_rows * g->out_w);
+}
+
+/* Launches a pooling kernel over n work items (rows): buffers as the kernel wants them. */
 static ct_status launch_window(ct_device device, ct_kernel_id kernel, const ct_window2d *g, int64_t n,
                                const ct_tensor *const *tensors, int count, long flag, long work)
 {
@@ -130,9 +138,8 @@ static ct_status max_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_te
     ct_status status = gin ? CT_OK : ct_last_error();
     if (status == CT_OK) {
         const ct_tensor *tensors[3] = {gin, gout, indices};
-        int64_t covering = ((g.kh + g.sh - 1) / g.sh) * ((g.kw + g.sw - 1) / g.sw);
-        status = launch_window(in->device, kernels[in->dtype], &g, ct_numel(gin), tensors, 3, 0,
-                               (long)covering);
+        status = launch_window(in->device, kernels[in->dtype], &g, in->shape[0] * in->shape[1] * g.h,
+                               tensors, 3, 0, backward_row_work(&g));
     }
     ct_release(gout);
     if (status != CT_OK) {
@@ -160,8 +167,8 @@ ct_tensor *ct_max_pool2d_with_indices(const ct_tensor *input, const int64_t kern
     ct_status status = chosen ? CT_OK : ct_last_error();
     if (status == CT_OK) {
         const ct_tensor *tensors[3] = {out, chosen, x};
-        status = launch_window(device, kernels[input->dtype], &g, ct_numel(out), tensors, 3, 0,
-                               (long)(g.kh * g.kw));
+        status = launch_window(device, kernels[input->dtype], &g, shape[0] * shape[1] * g.out_h,
+                               tensors, 3, 0, (long)(g.out_w * g.kh * g.kw));
     }
     ct_release(x);
     if (status != CT_OK) {
@@ -212,9 +219,9 @@ static ct_status avg_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_te
     ct_status status = gin ? CT_OK : ct_last_error();
     if (status == CT_OK) {
         const ct_tensor *tensors[2] = {gin, gout};
-        int64_t covering = ((g.kh + g.sh - 1) / g.sh) * ((g.kw + g.sw - 1) / g.sw);
-        status = launch_window(in->device, kernels[in->dtype], &g, ct_numel(gin), tensors, 2,
-                               (long)node->ints[POOL_INT_INCLUDE_PAD], (long)covering);
+        status = launch_window(in->device, kernels[in->dtype], &g, in->shape[0] * in->shape[1] * g.h,
+                               tensors, 2, (long)node->ints[POOL_INT_INCLUDE_PAD],
+                               backward_row_work(&g));
     }
     ct_release(gout);
     if (status != CT_OK) {
@@ -239,8 +246,8 @@ ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
     ct_status status = out ? CT_OK : ct_last_error();
     if (status == CT_OK) {
         const ct_tensor *tensors[2] = {out, x};
-        status = launch_window(device, kernels[input->dtype], &g, ct_numel(out), tensors, 2,
-                               count_include_pad ? 1 : 0, (long)(g.kh * g.kw));
+        status = launch_window(device, kernels[input->dtype], &g, shape[0] * shape[1] * g.out_h,
+                               tensors, 2, count_include_pad ? 1 : 0, (long)(g.out_w * g.kh * g.kw));
     }
     ct_release(x);
     if (status != CT_OK) {
