@@ -73,6 +73,7 @@ static ct_status check_pool(const char *fn, const ct_tensor *input, const int64_
 static ct_status pool_setup(const char *fn, const ct_tensor *input, const int64_t kernel_size[2],
                             const int64_t stride[2], const int64_t padding[2], ct_window2d *g)
 {
+    if (!input) return ct_null_argument(fn, "input"), ct_last_error(); /* keeps a chain's error */
     if (!kernel_size) return ct_null_argument(fn, "kernel_size"), ct_last_error();
     int64_t st[2], pad[2];
     ct_window_pair(stride, kernel_size[0], kernel_size[1], st);

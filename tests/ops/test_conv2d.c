@@ -25,8 +25,8 @@ static const conv_case cases[] = {
     {"kernel as large as the input", {2, 2, 3, 3, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1}, true},
 };
 
-/* Runs one case in dtype on device against the reference, the input made from `input_view`
- * (a contiguous tensor, or a view built by the caller when NULL is passed). */
+/* Runs one case in dtype on device against the reference; the input is contiguous, or a
+ * transposed view holding the same values. */
 static void check_case(const conv_case *cc, ct_dtype dtype, ct_device device, bool transposed_input)
 {
     const ref_conv *p = &cc->p;
