@@ -11,5 +11,6 @@
 #include "ctorch/autograd.h"
 #include "ctorch/data.h"
 #include "ctorch/io.h"
+#include "ctorch/nn_functional.h"
 
 #endif

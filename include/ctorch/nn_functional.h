@@ -1,0 +1,57 @@
+/* ctorch nn functional: convolution, pooling and batch normalisation (torch.nn.functional's
+ * conv2d, max_pool2d, avg_pool2d, batch_norm). They take float32 or float64 tensors on one
+ * device, record their backward for autograd, and return new references (NULL with an error
+ * on bad input, as every op).
+ *
+ * Window arguments are pairs {height, width}. NULL means PyTorch's default: stride 1 for
+ * ct_conv2d and the kernel size for the pools, padding 0, dilation 1. */
+#ifndef CTORCH_NN_FUNCTIONAL_H
+#define CTORCH_NN_FUNCTIONAL_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* input [N, C, H, W], weight [O, C / groups, kH, kW], bias [O] or NULL: output [N, O, H', W']
+ * with H' = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1 (W' alike).
+ * im2col + GEMM through the device's BLAS. */
+ct_tensor *ct_conv2d(const ct_tensor *input, const ct_tensor *weight, const ct_tensor *bias,
+                     const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
+                     int64_t groups);
+
+/* The largest value of each window of input [N, C, H, W]; padding (at most half the kernel)
+ * counts as -inf; NaN wins. Output [N, C, H', W'] with H' = (H + 2 * padding[0] - kernel[0]) /
+ * stride[0] + 1. The gradient goes to the (first) largest element of each window. */
+ct_tensor *ct_max_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
+                         const int64_t stride[2], const int64_t padding[2]);
+/* The same, also giving (when indices is not NULL) an int64 tensor of the output's shape with
+ * each maximum's position in its input plane (h * W + w), as return_indices=True does. */
+ct_tensor *ct_max_pool2d_with_indices(const ct_tensor *input, const int64_t kernel_size[2],
+                                      const int64_t stride[2], const int64_t padding[2],
+                                      ct_tensor **indices);
+
+/* The mean of each window of input [N, C, H, W] (output size as ct_max_pool2d). Windows that
+ * overlap the padding divide by the whole window (count_include_pad) or by the elements of the
+ * input they cover. */
+ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
+                         const int64_t stride[2], const int64_t padding[2], bool count_include_pad);
+
+/* Batch normalisation over dim 1 of input [N, C] or [N, C, ...] (BatchNorm1d/2d):
+ * y = (x - mean) / sqrt(var + eps) * weight + bias, per channel. weight and bias ([C]) may be
+ * NULL (no affine part).
+ * training: mean and the biased variance of the batch; running_mean and running_var ([C], the
+ * input's dtype; may be NULL) are updated in place, outside autograd:
+ *     running = (1 - momentum) * running + momentum * batch_statistic
+ * with the unbiased variance for running_var (PyTorch's rule; for its momentum=None cumulative
+ * average pass momentum = 1 / batches_seen). Needs more than one value per channel.
+ * Not training: normalises with running_mean and running_var, which must then be given. */
+ct_tensor *ct_batch_norm(const ct_tensor *input, ct_tensor *running_mean, ct_tensor *running_var,
+                         const ct_tensor *weight, const ct_tensor *bias, bool training,
+                         double momentum, double eps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

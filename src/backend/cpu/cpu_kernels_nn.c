@@ -1,0 +1,7 @@
+/* The nn kernels (convolution, pooling, batch normalisation), compiled as C for the CPU. */
+#include "backend/cpu/cpu_launcher.h"
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kernels/nn.ct"
+
+CT_CPU_KERNEL_FAMILY(nn, CT_NN_KERNELS)

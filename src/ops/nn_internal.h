@@ -1,0 +1,80 @@
+/* Shared by the nn ops (conv2d.c, conv2d_backward.c, pool2d.c, batch_norm.c): the 2-D window
+ * geometry the nn kernels read (kernels/nn.ct), and the pieces of the convolution that its
+ * backward reuses. */
+#ifndef CT_OPS_NN_INTERNAL_H
+#define CT_OPS_NN_INTERNAL_H
+
+#include "ctorch/nn_functional.h"
+#include "ops/ops_autograd.h"
+
+/* A 2-D window op over planes [h, w] giving planes [out_h, out_w]. */
+typedef struct ct_window2d {
+    int64_t h, w, out_h, out_w;
+    int64_t kh, kw;  /* kernel */
+    int64_t sh, sw;  /* stride */
+    int64_t ph, pw;  /* padding */
+    int64_t dh, dw;  /* dilation */
+} ct_window2d;
+
+/* Puts the geometry where the nn kernels read it: the index-space fields, which they do not
+ * otherwise use (p.size[0..5] = h, w, out_h, out_w, kh, kw; p.stride[0][0..5] = sh, sw, ph,
+ * pw, dh, dw). */
+static inline void ct_window2d_pack(const ct_window2d *g, ct_kparams *p)
+{
+    p->ndim = 0;
+    p->size[0] = (long)g->h;
+    p->size[1] = (long)g->w;
+    p->size[2] = (long)g->out_h;
+    p->size[3] = (long)g->out_w;
+    p->size[4] = (long)g->kh;
+    p->size[5] = (long)g->kw;
+    p->stride[0][0] = (long)g->sh;
+    p->stride[0][1] = (long)g->sw;
+    p->stride[0][2] = (long)g->ph;
+    p->stride[0][3] = (long)g->pw;
+    p->stride[0][4] = (long)g->dh;
+    p->stride[0][5] = (long)g->dw;
+}
+
+/* A window argument {height, width}, or its default when NULL. */
+static inline void ct_window_pair(const int64_t *given, int64_t default_h, int64_t default_w,
+                                  int64_t out[2])
+{
+    out[0] = given ? given[0] : default_h;
+    out[1] = given ? given[1] : default_w;
+}
+
+/* ---- convolution ----
+ * Input [n, c, h, w], weight [o, c / groups, kh, kw]. The im2col buffer of a chunk of samples
+ * is [samples, k, l]: per sample, k = c * kh * kw rows (channel-major, so that group g's rows
+ * are the block [g * kg, (g + 1) * kg)) of l = out_h * out_w columns. */
+typedef struct ct_conv2d_setup {
+    ct_window2d g;
+    int64_t n, c, o, groups;
+    int64_t cg, og, kg; /* per group: input channels, output channels, im2col rows */
+    int64_t k, l;
+    int64_t chunk;      /* samples per im2col buffer */
+} ct_conv2d_setup;
+
+/* The node's integer arguments: stride, padding, dilation, groups. */
+enum { CT_CONV2D_INT_STRIDE = 0, CT_CONV2D_INT_PADDING = 2, CT_CONV2D_INT_DILATION = 4,
+       CT_CONV2D_INT_GROUPS = 6 };
+
+/* Fills s from checked shapes and arguments. */
+void ct_conv2d_make_setup(const int64_t *input_shape, const int64_t *weight_shape,
+                          const int64_t stride[2], const int64_t padding[2],
+                          const int64_t dilation[2], int64_t groups, ct_dtype dtype,
+                          ct_conv2d_setup *s);
+/* col [chunk * k, l] (contiguous) = im2col of samples [first, first + count) of contiguous x. */
+ct_status ct_conv2d_im2col(const ct_tensor *x, int64_t first, int64_t count,
+                           const ct_conv2d_setup *s, ct_tensor *col);
+/* The im2col buffer for s: [chunk * k, l] on device, from the caching allocator. */
+ct_tensor *ct_conv2d_alloc_col(const ct_conv2d_setup *s, ct_device device, ct_dtype dtype);
+/* Tests only: the largest im2col buffer in bytes (0 restores the default of 64 MiB), so that
+ * a small batch runs in chunks. */
+void ct_conv2d_set_col_limit_for_testing(int64_t bytes);
+/* The backward of ct_conv2d (conv2d_backward.c): saved[0] = contiguous input, saved[1] =
+ * contiguous weight. */
+ct_status ct_conv2d_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+
+#endif
