@@ -9,5 +9,7 @@
 #include "ctorch/ops.h"
 #include "ctorch/stream.h"
 #include "ctorch/autograd.h"
+#include "ctorch/nn.h"
+#include "ctorch/optim.h"
 
 #endif
