@@ -7,9 +7,9 @@
  * parameter objects stay the same, so a module and its optimizer keep sharing them.
  *
  * Devices: ct_module_to moves parameters in place (same tensor objects), so the optimizer sees
- * them on the new device; at its next step (or state save) it moves any state tensor that is
- * not on its parameter's device there. Moving a module after making its optimizer, back and
- * forth, is therefore fine.
+ * them on the new device; at its next step (or state access) it moves any state tensor that is
+ * not on its parameter's device (or not of its dtype, after ct_module_to_dtype) there. Moving a
+ * module after making its optimizer, back and forth, is therefore fine.
  *
  * The arithmetic is PyTorch's (torch.optim's single-tensor implementations), in the parameter's
  * dtype. */

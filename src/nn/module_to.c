@@ -19,8 +19,29 @@ typedef struct move {
 typedef struct move_list {
     move *items;
     size_t count, capacity;
-    ct_device device;
+    ct_device device;  /* where every tensor goes, unless keep_device */
+    bool keep_device;
+    int dtype;         /* the floating dtype floating tensors take, or -1 to keep every dtype */
 } move_list;
+
+static ct_device target_device(const move_list *list, const ct_tensor *t)
+{
+    return list->keep_device ? t->storage->device : list->device;
+}
+
+/* dtype is -1 (keep) or the floating dtype for t when t is floating (integer state keeps its
+ * dtype, as PyTorch's module.double() does). */
+static ct_dtype target_dtype(const move_list *list, const ct_tensor *t)
+{
+    return list->dtype >= 0 && ct_dtype_is_floating(t->dtype) ? (ct_dtype)list->dtype : t->dtype;
+}
+
+static ct_tensor *converted(const move_list *list, const ct_tensor *t)
+{
+    ct_to_options options = ct_to_options_default(target_device(list, t));
+    options.dtype = target_dtype(list, t);
+    return ct_to_with(t, &options);
+}
 
 static bool listed(const move_list *list, const ct_tensor *t)
 {
@@ -31,7 +52,9 @@ static bool listed(const move_list *list, const ct_tensor *t)
 
 static ct_status add_move(move_list *list, ct_tensor *t)
 {
-    if (listed(list, t) || ct_device_equal(t->storage->device, list->device)) return CT_OK;
+    if (listed(list, t) ||
+        (ct_device_equal(t->storage->device, target_device(list, t)) && target_dtype(list, t) == t->dtype))
+        return CT_OK;
     if (list->count == list->capacity) {
         size_t capacity = list->capacity ? list->capacity * 2 : 16;
         move *items = realloc(list->items, sizeof *items * capacity);
@@ -42,10 +65,10 @@ static ct_status add_move(move_list *list, ct_tensor *t)
     move *m = &list->items[list->count++];
     m->tensor = t;
     m->grad = NULL;
-    m->moved = ct_to(t, list->device);
+    m->moved = converted(list, t);
     if (!m->moved) return ct_last_error();
     if (t->grad) {
-        m->grad = ct_to(t->grad, list->device);
+        m->grad = converted(list, t->grad);
         if (!m->grad) return ct_last_error();
     }
     return CT_OK;
@@ -63,25 +86,27 @@ static ct_status copy_tensors(ct_module *m, const char *prefix, void *context)
     return status;
 }
 
-/* t takes moved's storage and geometry; t's identity, dtype, shape and autograd state stay. */
+/* t takes moved's storage, dtype and geometry; t's identity, shape and autograd state stay. */
 static void take_storage(ct_tensor *t, ct_tensor *moved)
 {
     ct_storage *old = t->storage;
     ct_storage_retain(moved->storage);
     t->storage = moved->storage;
+    t->dtype = moved->dtype;
     memcpy(t->strides, moved->strides, sizeof t->strides);
     t->offset = moved->offset;
     ct_storage_release(old);
 }
 
-ct_status ct_module_to(ct_module *m, ct_device device)
+/* device NULL keeps every tensor's device. */
+static ct_status move_tree(ct_module *m, const ct_device *device, int dtype)
 {
-    if (!m) return ct_null_argument("ct_module_to", "m"), ct_last_error();
-    ct_device resolved;
-    ct_status status = ct_device_resolve(device, &resolved);
+    ct_device resolved = CT_DEVICE_CPU;
+    ct_status status = device ? ct_device_resolve(*device, &resolved) : CT_OK;
     if (status != CT_OK) return status;
-    move_list list = {.device = resolved};
+    move_list list = {.device = resolved, .keep_device = !device, .dtype = dtype};
     ct_api_enter(); /* the copies are ctorch's own */
+    ct_no_grad_push(); /* and not part of any graph */
     status = ct_module_visit(m, copy_tensors, &list);
     for (size_t i = 0; i < list.count; i++) {
         move *mv = &list.items[i];
@@ -96,7 +121,23 @@ ct_status ct_module_to(ct_module *m, ct_device device)
         ct_release(mv->moved);
         ct_release(mv->grad);
     }
+    ct_no_grad_pop();
     ct_api_return(NULL);
     free(list.items);
     return status;
+}
+
+ct_status ct_module_to(ct_module *m, ct_device device)
+{
+    if (!m) return ct_null_argument("ct_module_to", "m"), ct_last_error();
+    return move_tree(m, &device, -1);
+}
+
+ct_status ct_module_to_dtype(ct_module *m, ct_dtype dtype)
+{
+    if (!m) return ct_null_argument("ct_module_to_dtype", "m"), ct_last_error();
+    if (!ct_dtype_is_valid((int)dtype) || !ct_dtype_is_floating(dtype))
+        return ct_error(CT_ERR_DTYPE, "ct_module_to_dtype: %s is not a floating dtype; a module's "
+                        "floating tensors convert to float32 or float64", ct_dtype_name(dtype));
+    return move_tree(m, NULL, (int)dtype);
 }

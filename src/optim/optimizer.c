@@ -85,11 +85,13 @@ void ct_optimizer_free(ct_optimizer *o)
 
 ct_status ct_optim_state_follow_param(ct_param_state *ps)
 {
-    ct_device device = ps->param->storage->device;
+    ct_to_options options = ct_to_options_default(ps->param->storage->device);
+    options.dtype = ps->param->dtype;
     for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) {
         ct_tensor *s = ps->state[k];
-        if (!s || ct_device_equal(s->storage->device, device)) continue;
-        ct_tensor *moved = ct_to(s, device);
+        if (!s || (ct_device_equal(s->storage->device, options.device) && s->dtype == ps->param->dtype))
+            continue;
+        ct_tensor *moved = ct_to_with(s, &options);
         if (!moved) return ct_last_error();
         ct_release(s);
         ps->state[k] = moved;

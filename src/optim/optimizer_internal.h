@@ -38,7 +38,7 @@ ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tens
 /* The parameters of a module, in ct_module_named_parameters' order, into a new optimizer. */
 ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m);
 
-/* Moves ps's state tensors to its parameter's device where they are not there. */
+/* Moves ps's state tensors to its parameter's device (and dtype) where they are not there. */
 ct_status ct_optim_state_follow_param(ct_param_state *ps);
 
 /* Launches an optimizer kernel over contiguous operands of one device (operands[0] gives the
