@@ -49,6 +49,19 @@ static inline void assert_close_array(const double *got, const double *want, int
             fail_msg("%s[%lld]: got %.9g, want %.9g", what, (long long)i, got[i], want[i]);
 }
 
+/* The values of a module's parameter or buffer by dotted name. */
+static inline void values_by_module(const ct_module *m, const char *name, double *out, int64_t n)
+{
+    ct_tensor *t = ct_module_parameter(m, name);
+    if (!t) {
+        ct_clear_error();
+        t = ct_module_buffer(m, name);
+    }
+    if (!t) fail_msg("the module has no tensor named %s", name);
+    values_of(t, out, n);
+    ct_release(t);
+}
+
 static inline bool have_opencl(void) { return ct_device_count(CT_OPENCL) > 0; }
 
 #endif
