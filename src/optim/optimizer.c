@@ -8,11 +8,7 @@
 static const char *const sgd_state[] = {"momentum_buffer"};
 static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
 
-int ct_optim_state_count(const ct_optimizer *o)
-{
-    if (o->kind == CT_OPTIM_SGD) return o->sgd.momentum != 0.0 ? 1 : 0;
-    return 2;
-}
+int ct_optim_state_count(const ct_optimizer *o) { return o->kind == CT_OPTIM_SGD ? 1 : 2; }
 
 const char *ct_optim_state_name(const ct_optimizer *o, int slot)
 {

@@ -28,7 +28,8 @@ struct ct_optimizer {
     ct_param_state *params;
 };
 
-/* The names of a kind's state tensors ("momentum_buffer"; "exp_avg", "exp_avg_sq"). */
+/* The names of a kind's state tensors ("momentum_buffer"; "exp_avg", "exp_avg_sq"). A slot may
+ * stay NULL (SGD without momentum has no buffer). */
 int ct_optim_state_count(const ct_optimizer *o);
 const char *ct_optim_state_name(const ct_optimizer *o, int slot);
 
