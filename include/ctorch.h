@@ -12,5 +12,7 @@
 #include "ctorch/data.h"
 #include "ctorch/io.h"
 #include "ctorch/nn_functional.h"
+#include "ctorch/nn.h"
+#include "ctorch/optim.h"
 
 #endif

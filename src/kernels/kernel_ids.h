@@ -18,15 +18,16 @@
 #include "kernels/fill_list.h"
 #include "kernels/index_list.h"
 #include "kernels/nn_list.h"
+#include "kernels/optim_list.h"
 #include "kernels/random_list.h"
 #include "kernels/reduce_list.h"
 
 #define CT_KERNEL_LIST(X)                                                                        \
     CT_FILL_KERNELS(X) CT_COPY_KERNELS(X) CT_ELEMENTWISE_KERNELS(X) CT_RANDOM_KERNELS(X)         \
-    CT_REDUCE_KERNELS(X) CT_INDEX_KERNELS(X) CT_NN_KERNELS(X)
+    CT_REDUCE_KERNELS(X) CT_INDEX_KERNELS(X) CT_NN_KERNELS(X) CT_OPTIM_KERNELS(X)
 
 /* The kernel sources, in the order a backend compiles them (after dialect.h). */
-#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(index) X(nn)
+#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(index) X(nn) X(optim)
 
 #define CT_KERNEL_ENUM_ENTRY(name) CT_K_##name,
 typedef enum ct_kernel_id {

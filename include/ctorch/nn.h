@@ -1,0 +1,149 @@
+/* ctorch nn: modules (torch.nn.Module), layers and losses.
+ *
+ * A module has a kind ("Linear"), named parameters (leaf tensors that require grad), named
+ * buffers (tensors that are state but not trained, as BatchNorm's running_mean), named children
+ * in registration order, and a train/eval flag. Names of a module tree are dotted paths:
+ * "0.weight", "encoder.fc.bias".
+ *
+ * Ownership: modules are refcounted. Every constructor returns a new reference, dropped with
+ * ct_module_release (ct_module_free is the same call). Registering a child or a tensor takes a
+ * reference to it; the caller keeps its own (ct_sequential and ct_module_list are the exception:
+ * they take over the references they are given). Functions that return a ct_tensor * return a new
+ * reference (as everywhere in ctorch); ct_module_child returns a borrowed module.
+ *
+ * Moving: ct_module_to moves every parameter, buffer and gradient to a device IN PLACE: the
+ * module and its parameter tensors keep their identity (as PyTorch's module.to sets param.data),
+ * so pointers to them held elsewhere (an optimizer, the caller) see the moved data. Compare
+ * ct_to, which makes a new tensor and leaves the original where it was. */
+#ifndef CTORCH_NN_H
+#define CTORCH_NN_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_module ct_module;
+
+/* ---- the module base ---- */
+
+/* A module's forward: computes the output for input and returns a new reference (NULL with an
+ * error on failure). It is ordinary user code: release intermediates (or open a scope and
+ * ct_scope_keep the result), and return ct_retain(input) rather than input itself. */
+typedef ct_tensor *(*ct_module_forward_fn)(ct_module *self, const ct_tensor *input);
+
+/* A custom module (a class deriving from nn.Module): kind names it in messages and printing;
+ * forward may be NULL for a container that is not called (ModuleList); data is the module's own
+ * (ct_module_data), freed with free_data (may be NULL) when the module is. */
+ct_module *ct_module_create(const char *kind, ct_module_forward_fn forward, void *data,
+                            void (*free_data)(void *data));
+ct_module *ct_module_retain(ct_module *m);
+/* Drops one reference; the last one releases the parameters, buffers and children. NULL-safe. */
+void ct_module_release(ct_module *m);
+void ct_module_free(ct_module *m);
+int ct_module_refcount(const ct_module *m);
+const char *ct_module_kind(const ct_module *m);
+void *ct_module_data(const ct_module *m);
+
+/* Names are non-empty, without '.', and unique within a module across parameters, buffers and
+ * children. A parameter must be a floating leaf; it is made to require grad. A buffer may be
+ * any tensor. The module takes a reference. */
+ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor *parameter);
+ct_status ct_module_register_buffer(ct_module *m, const char *name, ct_tensor *buffer);
+ct_status ct_module_register_module(ct_module *m, const char *name, ct_module *child);
+
+/* Lookups by name; a dotted path reaches into children ("encoder.fc.weight"). NULL with
+ * CT_ERR_INDEX when there is no such name. Tensors are new references; the child is borrowed. */
+ct_tensor *ct_module_parameter(const ct_module *m, const char *name);
+ct_tensor *ct_module_buffer(const ct_module *m, const char *name);
+ct_module *ct_module_child(const ct_module *m, const char *name);
+/* Direct children in registration order (borrowed); NULL with CT_ERR_INDEX out of range. */
+int ct_module_child_count(const ct_module *m);
+ct_module *ct_module_child_at(const ct_module *m, int index);
+
+/* Runs the module's forward. */
+ct_tensor *ct_module_forward(ct_module *m, const ct_tensor *input);
+
+/* train(true) / eval(): sets the flag of the module and of every module below it. */
+void ct_module_train(ct_module *m, bool training);
+void ct_module_eval(ct_module *m);
+bool ct_module_is_training(const ct_module *m);
+
+/* Tensors of a module tree with their dotted names, in registration order (a module's own
+ * tensors, then each child's, depth first). A tensor reachable under two names is listed once,
+ * under the first (as PyTorch's named_parameters). The list holds a reference to each tensor. */
+typedef struct ct_named_tensors {
+    int64_t count;
+    char **names;
+    ct_tensor **tensors;
+} ct_named_tensors;
+ct_named_tensors *ct_module_named_parameters(const ct_module *m);
+ct_named_tensors *ct_module_named_buffers(const ct_module *m);
+void ct_named_tensors_free(ct_named_tensors *list);
+/* How many parameter tensors, and how many elements they hold (a model's "parameter count"). */
+int64_t ct_module_parameter_count(const ct_module *m);
+int64_t ct_module_num_parameters(const ct_module *m);
+
+/* Drops the gradient of every parameter (zero_grad(set_to_none=True)). */
+void ct_module_zero_grad(ct_module *m);
+
+/* Moves every parameter, buffer and gradient of the tree to device in place (see the top of
+ * this file). Either everything moves or, on an error, nothing does. Optimizers built on the
+ * module move their state on their next step. */
+ct_status ct_module_to(ct_module *m, ct_device device);
+/* Converts every floating parameter, buffer and gradient to dtype (float32 or float64) in place,
+ * as module.float() / module.double(); integer buffers keep their dtype. All or nothing. */
+ct_status ct_module_to_dtype(ct_module *m, ct_dtype dtype);
+/* The device of the first parameter or buffer (the cpu for a module without tensors). */
+ct_device ct_module_device(const ct_module *m);
+
+/* PyTorch's printout: "Sequential(\n  (0): Linear(in_features=3, out_features=3, bias=True)\n)".
+ * The string is malloc'ed. */
+char *ct_module_to_string(const ct_module *m);
+/* A one-line description of a custom module's settings, shown in its printout's parentheses
+ * (extra_repr); the string is malloc'ed by the callback. */
+ct_status ct_module_set_describe(ct_module *m, char *(*describe)(const ct_module *m));
+
+/* ---- layers (new modules; every constructor returns NULL with an error on bad arguments) ---- */
+
+/* y = x W^T + b, W [out, in], b [out]. PyTorch's initialisation from the global seed (ct_rand on
+ * the cpu): W ~ U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform with a = sqrt(5)), b alike. */
+ct_module *ct_linear(int64_t in_features, int64_t out_features, bool bias);
+ct_module *ct_relu_module(void);
+ct_module *ct_gelu_module(void);
+ct_module *ct_sigmoid_module(void);
+ct_module *ct_tanh_module(void);
+/* Flattens dims start_dim..end_dim (nn.Flatten's defaults are 1, -1). */
+ct_module *ct_flatten_module(int start_dim, int end_dim);
+/* Zeroes each element with probability p while training (a mask from ct_rand on the input's
+ * device) and scales the rest by 1 / (1 - p); the identity in eval mode. 0 <= p <= 1. */
+ct_module *ct_dropout(double p);
+/* Calls its children in order; they are named "0", "1", ... It TAKES OVER the caller's
+ * references in modules (also on failure, when they are released), so that layers can be made
+ * inline: ct_sequential((ct_module *[]){ct_linear(4, 8, true), ct_relu_module()}, 2). */
+ct_module *ct_sequential(ct_module *const *modules, int count);
+/* Appends a module to a Sequential or a ModuleList (named by its position); like
+ * ct_module_register_module it takes its own reference. */
+ct_status ct_sequential_append(ct_module *sequential, ct_module *module);
+/* A list of modules named "0", "1", ... that is not called itself (nn.ModuleList); takes over
+ * the references in modules as ct_sequential does. */
+ct_module *ct_module_list(ct_module *const *modules, int count);
+
+/* ---- losses: composed of differentiable ops, so they run (and backpropagate) on any device.
+ * Each returns the mean over the batch as a one-element tensor. ---- */
+
+/* mean((input - target)^2) over every element; same shapes. */
+ct_tensor *ct_mse_loss(const ct_tensor *input, const ct_tensor *target);
+/* logits [N, C], target int64 class indices [N] in [0, C): the mean over N of
+ * -sum_c q_c log_softmax(logits)_c with q = (1 - label_smoothing) one_hot(target) +
+ * label_smoothing / C. 0 <= label_smoothing <= 1. */
+ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, double label_smoothing);
+/* log_probs [N, C] (log-probabilities, as from ct_log_softmax), target int64 [N]:
+ * mean over N of -log_probs[n, target[n]]. */
+ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

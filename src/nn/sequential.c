@@ -1,0 +1,65 @@
+/* nn.Sequential (children called in order) and nn.ModuleList (children that are not called
+ * together), both naming their children "0", "1", ... */
+#include <stdio.h>
+
+#include "nn/module_internal.h"
+
+static ct_tensor *sequential_forward(ct_module *self, const ct_tensor *x)
+{
+    /* Runs at the caller's API depth, as the children are called: a custom child's results land
+     * in the caller's scope, and each intermediate is released as soon as the next is made. */
+    ct_tensor *current = NULL;
+    for (int i = 0; i < self->child_count; i++) {
+        ct_tensor *next = ct_module_forward(self->children[i], current ? current : x);
+        ct_release(current);
+        if (!next) return NULL;
+        current = next;
+    }
+    return current ? current : ct_retain((ct_tensor *)x); /* an empty Sequential is the identity */
+}
+
+ct_status ct_sequential_append(ct_module *sequential, ct_module *module)
+{
+    if (!sequential) return ct_null_argument("ct_sequential_append", "sequential"), ct_last_error();
+    if (!module) return ct_null_argument("ct_sequential_append", "module"), ct_last_error();
+    char name[32];
+    snprintf(name, sizeof name, "%d", sequential->child_count);
+    return ct_module_register_module(sequential, name, module);
+}
+
+/* Takes over the references in modules, also on failure (then they are released). */
+static ct_module *make(const char *function, const char *kind, ct_module_forward_fn forward,
+                       ct_module *const *modules, int count)
+{
+    if (count < 0)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: count is %d; it must not be negative",
+                             function, count);
+    if (count > 0 && !modules) return ct_null_argument(function, "modules");
+    ct_module *m = NULL;
+    int missing = -1;
+    for (int i = 0; i < count && missing < 0; i++)
+        if (!modules[i]) missing = i;
+    if (missing >= 0) {
+        if (ct_last_error() == CT_OK) /* otherwise a constructor in the list failed: keep its error */
+            ct_error(CT_ERR_NULL_ARGUMENT, "%s: modules[%d] is NULL", function, missing);
+    } else {
+        m = ct_module_create(kind, forward, NULL, NULL);
+        for (int i = 0; m && i < count; i++)
+            if (ct_sequential_append(m, modules[i]) != CT_OK) {
+                ct_module_release(m);
+                m = NULL;
+            }
+    }
+    for (int i = 0; i < count; i++) ct_module_release(modules[i]);
+    return m;
+}
+
+ct_module *ct_sequential(ct_module *const *modules, int count)
+{
+    return make("ct_sequential", "Sequential", sequential_forward, modules, count);
+}
+
+ct_module *ct_module_list(ct_module *const *modules, int count)
+{
+    return make("ct_module_list", "ModuleList", NULL, modules, count);
+}

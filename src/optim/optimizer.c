@@ -1,0 +1,231 @@
+/* The optimizer base: the parameters and their state, the step loop, zero_grad, the learning
+ * rate. The algorithms are in sgd.c and adam.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim/optimizer_internal.h"
+
+static const char *const sgd_state[] = {"momentum_buffer"};
+static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
+
+int ct_optim_state_count(const ct_optimizer *o) { return o->kind == CT_OPTIM_SGD ? 1 : 2; }
+
+const char *ct_optim_state_name(const ct_optimizer *o, int slot)
+{
+    return o->kind == CT_OPTIM_SGD ? sgd_state[slot] : adam_state[slot];
+}
+
+ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tensor *const *params,
+                               int64_t count)
+{
+    if (count < 0)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must not be negative",
+                             function, (long long)count);
+    if (count > 0 && !params) return ct_null_argument(function, "params");
+    for (int64_t i = 0; i < count; i++) {
+        const ct_tensor *t = params[i];
+        if (!t) return ct_null_argument(function, "params[i]");
+        if (!ct_dtype_is_floating(t->dtype))
+            return ct_error_null(CT_ERR_DTYPE, "%s: params[%lld] is %s; an optimizer updates float32 "
+                                 "or float64 tensors", function, (long long)i, ct_dtype_name(t->dtype));
+        if (!ct_is_leaf(t))
+            return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] was made by %s; an "
+                                 "optimizer can only optimize leaf tensors", function, (long long)i,
+                                 ct_grad_fn_name(t));
+        for (int64_t j = 0; j < i; j++)
+            if (params[j] == t)
+                return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] and params[%lld] are "
+                                     "the same tensor; a parameter may appear once", function,
+                                     (long long)j, (long long)i);
+    }
+    ct_optimizer *o = calloc(1, sizeof *o);
+    ct_param_state *states = calloc(count > 0 ? (size_t)count : 1, sizeof *states);
+    if (!o || !states) {
+        free(o);
+        free(states);
+        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
+    }
+    o->kind = kind;
+    o->count = count;
+    o->params = states;
+    for (int64_t i = 0; i < count; i++) {
+        ct_requires_grad_(params[i], true);
+        atomic_fetch_add(&params[i]->refcount, 1);
+        states[i].param = params[i];
+    }
+    return o;
+}
+
+ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m)
+{
+    if (!m) return ct_null_argument(function, "module");
+    ct_named_tensors *list = ct_module_named_parameters(m);
+    if (!list) return NULL;
+    ct_optimizer *o = ct_optimizer_new(function, kind, list->tensors, list->count);
+    ct_named_tensors_free(list);
+    return o;
+}
+
+void ct_optimizer_free(ct_optimizer *o)
+{
+    if (!o) return;
+    ct_api_enter(); /* the optimizer's references were never in a scope */
+    for (int64_t i = 0; i < o->count; i++) {
+        ct_release(o->params[i].param);
+        for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) ct_release(o->params[i].state[k]);
+    }
+    ct_api_return(NULL);
+    free(o->params);
+    free(o);
+}
+
+ct_status ct_optim_state_follow_param(ct_param_state *ps)
+{
+    ct_to_options options = ct_to_options_default(ps->param->storage->device);
+    options.dtype = ps->param->dtype;
+    for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) {
+        ct_tensor *s = ps->state[k];
+        if (!s || (ct_device_equal(s->storage->device, options.device) && s->dtype == ps->param->dtype))
+            continue;
+        ct_tensor *moved = ct_to_with(s, &options);
+        if (!moved) return ct_last_error();
+        ct_release(s);
+        ps->state[k] = moved;
+    }
+    return CT_OK;
+}
+
+ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int count,
+                          const double *s, long flags)
+{
+    ct_kparams p = {0};
+    p.n = ct_numel(operands[0]);
+    if (p.n == 0) return CT_OK;
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {0};
+    for (int k = 0; k < count; k++) {
+        buffers[k] = ct_tensor_handle(operands[k]);
+        p.off[k] = operands[k]->offset;
+    }
+    p.l[0] = flags == 0; /* the branch-free common case (see optim.ct) */
+    p.l[1] = flags;
+    memcpy(p.s, s, sizeof p.s);
+    return ct_backend_launch(operands[0]->storage->device, kernel, buffers, &p, count);
+}
+
+/* Brings grad to the form the kernels take (contiguous, on param's device, param's dtype and
+ * shape) and runs the algorithm on a contiguous param (a copy written back when param is a
+ * strided view). */
+static ct_status step_one(ct_optimizer *o, int64_t index)
+{
+    const char *function = "ct_optimizer_step";
+    ct_param_state *ps = &o->params[index];
+    ct_tensor *param = ps->param, *grad = param->grad;
+    if (!grad) return CT_OK; /* not part of this backward: PyTorch skips it too */
+    char a[CT_DEVICE_STRING_MAX], b[CT_DEVICE_STRING_MAX], s1[256], s2[256];
+    if (!ct_device_equal(grad->storage->device, param->storage->device))
+        return ct_error(CT_ERR_DEVICE, "%s: parameter %lld is on %s but its gradient on %s (was the "
+                        "module moved between backward and step?)", function, (long long)index,
+                        ct_device_format(param->storage->device, a, sizeof a),
+                        ct_device_format(grad->storage->device, b, sizeof b));
+    if (grad->dtype != param->dtype || grad->ndim != param->ndim ||
+        memcmp(grad->shape, param->shape, sizeof(int64_t) * (size_t)param->ndim))
+        return ct_error(CT_ERR_SHAPE, "%s: parameter %lld is %s %s but its gradient %s %s", function,
+                        (long long)index, ct_dtype_name(param->dtype),
+                        ct_shape_format(param->shape, param->ndim, s1, sizeof s1),
+                        ct_dtype_name(grad->dtype), ct_shape_format(grad->shape, grad->ndim, s2, sizeof s2));
+    ct_status status = ct_optim_state_follow_param(ps);
+    if (status != CT_OK) return status;
+    ct_tensor *g = ct_contiguous(grad);
+    ct_tensor *work = ct_contiguous(param); /* param itself when contiguous */
+    if (!g || !work) status = ct_last_error();
+    if (status == CT_OK)
+        status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, ps, work, g) : ct_adam_update(o, ps, work, g);
+    if (status == CT_OK && work != param) status = ct_copy_(param, work);
+    ct_release(g);
+    ct_release(work);
+    return status;
+}
+
+ct_status ct_optimizer_step(ct_optimizer *o)
+{
+    if (!o) return ct_null_argument("ct_optimizer_step", "optimizer"), ct_last_error();
+    ct_api_enter();
+    ct_no_grad_push(); /* the update is not part of any graph */
+    ct_status status = CT_OK;
+    for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
+    ct_no_grad_pop();
+    ct_api_return(NULL);
+    return status;
+}
+
+void ct_optimizer_zero_grad(ct_optimizer *o)
+{
+    for (int64_t i = 0; o && i < o->count; i++) ct_zero_grad(o->params[i].param);
+}
+
+const char *ct_optimizer_kind(const ct_optimizer *o)
+{
+    if (!o) return NULL;
+    return o->kind == CT_OPTIM_SGD ? "SGD" : o->kind == CT_OPTIM_ADAM ? "Adam" : "AdamW";
+}
+
+int64_t ct_optimizer_param_count(const ct_optimizer *o) { return o ? o->count : 0; }
+
+ct_tensor *ct_optimizer_param(const ct_optimizer *o, int64_t index)
+{
+    CT_API_ENTER;
+    if (!o) return ct_api_return(ct_null_argument("ct_optimizer_param", "optimizer"));
+    if (index < 0 || index >= o->count)
+        return ct_api_return(ct_error_null(CT_ERR_INDEX, "ct_optimizer_param: index %lld is out of "
+                                           "range for an optimizer of %lld parameters",
+                                           (long long)index, (long long)o->count));
+    atomic_fetch_add(&o->params[index].param->refcount, 1);
+    return ct_api_return(o->params[index].param);
+}
+
+double ct_optimizer_lr(const ct_optimizer *o)
+{
+    if (!o) return 0.0;
+    return o->kind == CT_OPTIM_SGD ? o->sgd.lr : o->adam.lr;
+}
+
+ct_status ct_optimizer_set_lr(ct_optimizer *o, double lr)
+{
+    if (!o) return ct_null_argument("ct_optimizer_set_lr", "optimizer"), ct_last_error();
+    if (!(lr >= 0.0)) return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_optimizer_set_lr: Invalid learning rate: %g", lr);
+    if (o->kind == CT_OPTIM_SGD)
+        o->sgd.lr = lr;
+    else
+        o->adam.lr = lr;
+    return CT_OK;
+}
+
+int64_t ct_optimizer_steps(const ct_optimizer *o)
+{
+    int64_t steps = 0;
+    for (int64_t i = 0; o && i < o->count; i++)
+        if (o->params[i].step > steps) steps = o->params[i].step;
+    return steps;
+}
+
+ct_tensor *ct_optimizer_state(const ct_optimizer *o, int64_t index, const char *name)
+{
+    CT_API_ENTER;
+    const char *function = "ct_optimizer_state";
+    if (!o) return ct_api_return(ct_null_argument(function, "optimizer"));
+    if (!name) return ct_api_return(ct_null_argument(function, "name"));
+    if (index < 0 || index >= o->count)
+        return ct_api_return(ct_error_null(CT_ERR_INDEX, "%s: index %lld is out of range for an "
+                                           "optimizer of %lld parameters", function,
+                                           (long long)index, (long long)o->count));
+    /* State follows its parameter's device on every access, not only at a step. */
+    if (ct_optim_state_follow_param(&o->params[index]) != CT_OK) return ct_api_return(NULL);
+    for (int k = 0; k < ct_optim_state_count(o); k++)
+        if (!strcmp(ct_optim_state_name(o, k), name) && o->params[index].state[k]) {
+            atomic_fetch_add(&o->params[index].state[k]->refcount, 1);
+            return ct_api_return(o->params[index].state[k]);
+        }
+    return ct_api_return(ct_error_null(CT_ERR_INDEX, "%s: %s has no state '%s' for parameter %lld%s",
+                                       function, ct_optimizer_kind(o), name, (long long)index,
+                                       o->params[index].step ? "" : " (it has not taken a step yet)"));
+}
