@@ -18,6 +18,7 @@
 #ifndef CTORCH_NN_H
 #define CTORCH_NN_H
 
+#include "ctorch/io.h"
 #include "ctorch/tensor.h"
 
 #ifdef __cplusplus
@@ -97,6 +98,33 @@ ct_status ct_module_to(ct_module *m, ct_device device);
 ct_status ct_module_to_dtype(ct_module *m, ct_dtype dtype);
 /* The device of the first parameter or buffer (the cpu for a module without tensors). */
 ct_device ct_module_device(const ct_module *m);
+
+/* ---- checkpoints (ct_save / ct_load in include/ctorch/io.h) ---- */
+
+/* A new state dict of the module's parameters and buffers under their dotted names (each
+ * module's parameters, then its buffers, then its children's, as PyTorch orders them), each a
+ * detached view of the module's tensor on its device. prefix (may be NULL) goes in front of every
+ * name ("module." to write a DataParallel-style checkpoint). */
+ct_state_dict *ct_module_state_dict(const ct_module *m, const char *prefix);
+
+#define CT_LOAD_REPORT_MAX 1024
+/* What ct_module_load_state_dict did. message is PyTorch's "Error(s) in loading state_dict for
+ * Net: Missing key(s) in state_dict: ... Unexpected key(s) in state_dict: ... size mismatch for
+ * ...", on one line ("" when every name matched). */
+typedef struct ct_load_report {
+    int64_t loaded;     /* module tensors given the state dict's values */
+    int64_t missing;    /* module names the state dict lacks */
+    int64_t unexpected; /* state dict names the module lacks */
+    int64_t mismatched; /* names in both with different shapes */
+    char message[CT_LOAD_REPORT_MAX];
+} ct_load_report;
+/* Copies the state dict's values into the module's tensors (onto their device and into their
+ * dtype, wherever sd's tensors are), keeping the tensor objects. strict: any missing, unexpected
+ * or mismatched name fails (CT_ERR_INVALID_ARGUMENT, with every one of them in the message) and
+ * nothing changes. Not strict: loads what matches, logs a warning with the message and returns
+ * CT_OK. report may be NULL. */
+ct_status ct_module_load_state_dict(ct_module *m, const ct_state_dict *sd, bool strict,
+                                    ct_load_report *report);
 
 /* PyTorch's printout: "Sequential(\n  (0): Linear(in_features=3, out_features=3, bias=True)\n)".
  * The string is malloc'ed. */

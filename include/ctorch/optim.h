@@ -81,6 +81,19 @@ int64_t ct_optimizer_steps(const ct_optimizer *optimizer);
  * "exp_avg_sq"), or NULL with CT_ERR_INDEX when there is none yet. */
 ct_tensor *ct_optimizer_state(const ct_optimizer *optimizer, int64_t index, const char *name);
 
+/* ---- checkpoints ----
+ * The optimizer's state as a state dict (save it with ct_save): PyTorch's structure as names,
+ *     param_groups.0.lr, param_groups.0.momentum, ...   (float64 scalars: the hyperparameters)
+ *     param_groups.0.params                              (int64 [count]: the parameter order)
+ *     state.<i>.step, state.<i>.exp_avg, ...             (per parameter that has taken a step)
+ * with the metadata "optimizer" = "SGD" | "Adam" | "AdamW". The state tensors are detached views
+ * on their parameters' devices. */
+ct_state_dict *ct_optimizer_state_dict(const ct_optimizer *optimizer);
+/* Restores hyperparameters, steps and state (copied onto each parameter's device and dtype) into
+ * an optimizer of the same kind over parameters of the same count and shapes. Everything is
+ * checked first: on an error nothing changes. */
+ct_status ct_optimizer_load_state_dict(ct_optimizer *optimizer, const ct_state_dict *sd);
+
 #ifdef __cplusplus
 }
 #endif
