@@ -158,6 +158,37 @@ ct_status ct_sequential_append(ct_module *sequential, ct_module *module);
  * the references in modules as ct_sequential does. */
 ct_module *ct_module_list(ct_module *const *modules, int count);
 
+/* nn.Conv2d: weight [out, in / groups, kH, kW] and bias [out], initialised as Linear's with
+ * fan_in = in / groups * kH * kW; the forward is ct_conv2d (include/ctorch/nn_functional.h). */
+typedef struct ct_conv2d_options {
+    int64_t stride[2], padding[2], dilation[2];
+    int64_t groups;
+    bool bias;
+} ct_conv2d_options;
+/* stride 1, padding 0, dilation 1, groups 1, with bias. */
+ct_conv2d_options ct_conv2d_options_default(void);
+/* options NULL means the defaults. */
+ct_module *ct_conv2d_module(int64_t in_channels, int64_t out_channels, const int64_t kernel_size[2],
+                            const ct_conv2d_options *options);
+/* nn.MaxPool2d / nn.AvgPool2d: stride NULL means the kernel size, padding NULL means 0. */
+ct_module *ct_max_pool2d_module(const int64_t kernel_size[2], const int64_t stride[2],
+                                const int64_t padding[2]);
+ct_module *ct_avg_pool2d_module(const int64_t kernel_size[2], const int64_t stride[2],
+                                const int64_t padding[2], bool count_include_pad);
+/* nn.BatchNorm1d ([N, C] or [N, C, L] input) and nn.BatchNorm2d ([N, C, H, W]): parameters weight
+ * (ones) and bias (zeros) when affine; buffers running_mean (zeros), running_var (ones) and
+ * num_batches_tracked (int64) when track_running_stats. Training normalises with the batch's
+ * statistics and updates the running ones (running = (1 - momentum) running + momentum batch);
+ * eval mode normalises with the running ones. */
+typedef struct ct_batch_norm_options {
+    double eps, momentum;
+    bool affine, track_running_stats;
+} ct_batch_norm_options;
+/* eps 1e-5, momentum 0.1, affine, tracking running statistics. */
+ct_batch_norm_options ct_batch_norm_options_default(void);
+ct_module *ct_batch_norm1d(int64_t num_features, const ct_batch_norm_options *options);
+ct_module *ct_batch_norm2d(int64_t num_features, const ct_batch_norm_options *options);
+
 /* ---- losses: composed of differentiable ops, so they run (and backpropagate) on any device.
  * Each returns the mean over the batch as a one-element tensor. ---- */
 
