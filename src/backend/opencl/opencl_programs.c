@@ -18,8 +18,7 @@
 #define CT_OPENCL_FAMILY_LISTS(X)                                                                \
     X(fill, CT_FILL_KERNELS) X(copy, CT_COPY_KERNELS) X(elementwise, CT_ELEMENTWISE_KERNELS)     \
     X(random, CT_RANDOM_KERNELS) X(reduce, CT_REDUCE_KERNELS) X(index, CT_INDEX_KERNELS)         \
-    X(nn, CT_NN_KERNELS)
-    X(optim, CT_OPTIM_KERNELS)
+    X(nn, CT_NN_KERNELS) X(optim, CT_OPTIM_KERNELS)
 
 static int family_of[CT_KERNEL_COUNT];
 static pthread_once_t family_table_once = PTHREAD_ONCE_INIT;
