@@ -73,10 +73,10 @@ static void check_max_min_on(ct_device device)
     ct_gradcheck("min over dim 0", f_min_dim0, &t, NULL, 1, NULL);
     ct_gradcheck("min over -1, keepdim", f_min_last_keep, &t, NULL, 1, NULL);
     ct_gradcheck("min of all, keepdim", f_min_all, &t, NULL, 1, NULL);
-    ct_tensor *transposed = ct_transpose(t, 0, 2); /* [4, 3, 2], strided */
+    ct_tensor *transposed = ct_detach(ct_transpose(t, 0, 2)); /* [4, 3, 2], a strided leaf */
     ct_gradcheck("max over dim 1 of a transposed view", f_max_dim1, &transposed, NULL, 1, NULL);
     ct_gradcheck("min over dim 0 of a transposed view", f_min_dim0, &transposed, NULL, 1, NULL);
-    ct_tensor *every_other = ct_slice(t, 2, 0, 4, 2); /* [2, 3, 2], strided */
+    ct_tensor *every_other = ct_detach(ct_slice(t, 2, 0, 4, 2)); /* [2, 3, 2], a strided leaf */
     ct_gradcheck("max over 0 and -1 of a sliced view", f_max_neg_keep, &every_other, NULL, 1, NULL);
     ct_scope_pop();
 }
@@ -102,7 +102,7 @@ static void check_var_std_on(ct_device device)
         snprintf(what, sizeof what, "std case %zu", i);
         ct_gradcheck(what, f_std, &t, NULL, 1, &c);
     }
-    ct_tensor *transposed = ct_transpose(t, 0, 2);
+    ct_tensor *transposed = ct_detach(ct_transpose(t, 0, 2));
     spread_case over1 = {{1}, 1, 1, false};
     ct_gradcheck("var over dim 1 of a transposed view", f_var, &transposed, NULL, 1, &over1);
     ct_gradcheck("std over dim 1 of a transposed view", f_std, &transposed, NULL, 1, &over1);

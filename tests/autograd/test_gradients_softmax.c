@@ -44,9 +44,10 @@ static void check_on(ct_device device)
         ct_gradcheck(what, f_log_softmax, &t, NULL, 1, &dim);
     }
 
-    /* Strided inputs: a transposed view (rows strided) and a sliced one. */
-    ct_tensor *transposed = ct_transpose(t, 0, 2); /* [4, 3, 2] */
-    ct_tensor *sliced = ct_slice(t, 2, 1, 4, 2);   /* [2, 3, 2] */
+    /* Strided inputs: a transposed view (rows strided) and a sliced one, detached so that they
+     * are leaves (views of a tensor that requires grad are part of its graph). */
+    ct_tensor *transposed = ct_detach(ct_transpose(t, 0, 2)); /* [4, 3, 2] */
+    ct_tensor *sliced = ct_detach(ct_slice(t, 2, 1, 4, 2));   /* [2, 3, 2] */
     for (int dim = 0; dim < 3; dim++) {
         snprintf(what, sizeof what, "softmax along %d of a transposed view", dim);
         ct_gradcheck(what, f_softmax, &transposed, NULL, 1, &dim);

@@ -33,6 +33,10 @@ bool ct_gradcheck(const char *what, ct_gradcheck_fn f, ct_tensor *const *inputs,
 {
     ct_scope_push();
     for (int i = 0; i < count; i++) {
+        /* Only leaves accumulate .grad: a non-leaf input would read as a zero gradient. */
+        if (!ct_is_leaf(inputs[i]))
+            fail_msg("%s: input %d is not a leaf (it has %s); pass ct_detach(x)", what, i,
+                     ct_grad_fn_name(inputs[i]));
         ct_zero_grad(inputs[i]);
         if (!constant || !constant[i]) ct_requires_grad_(inputs[i], true);
     }
