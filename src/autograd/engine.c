@@ -68,13 +68,15 @@ static ct_status check_gradient(const ct_node *node, int input, const ct_tensor 
 {
     const ct_input_meta *meta = &node->inputs[input];
     if (grad->ndim == meta->ndim && !memcmp(grad->shape, meta->shape, sizeof(int64_t) * (size_t)meta->ndim) &&
-        grad->dtype == meta->dtype)
+        grad->dtype == meta->dtype && ct_device_equal(grad->storage->device, meta->device))
         return CT_OK;
-    char a[256], b[256];
-    return ct_error(CT_ERR_INTERNAL, "ct_backward: %s gave input %d a gradient of shape %s (%s) for "
-                    "an input of shape %s (%s)", node->name, input, ct_shape_format(grad->shape, grad->ndim, a, sizeof a),
-                    ct_dtype_name(grad->dtype), ct_shape_format(meta->shape, meta->ndim, b, sizeof b),
-                    ct_dtype_name(meta->dtype));
+    char a[256], b[256], da[CT_DEVICE_STRING_MAX], db[CT_DEVICE_STRING_MAX];
+    return ct_error(CT_ERR_INTERNAL, "ct_backward: %s gave input %d a gradient of shape %s (%s, on %s) "
+                    "for an input of shape %s (%s, on %s)", node->name, input,
+                    ct_shape_format(grad->shape, grad->ndim, a, sizeof a), ct_dtype_name(grad->dtype),
+                    ct_device_format(grad->storage->device, da, sizeof da),
+                    ct_shape_format(meta->shape, meta->ndim, b, sizeof b), ct_dtype_name(meta->dtype),
+                    ct_device_format(meta->device, db, sizeof db));
 }
 
 static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_graph)

@@ -18,7 +18,10 @@ void ct_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides)
     int64_t stride = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         strides[d] = stride;
-        stride *= shape[d] > 1 ? shape[d] : 1;
+        /* Only an empty tensor can have dims whose product overflows (creation checks numel);
+         * its strides are never used to address anything, so they saturate. */
+        int64_t size = shape[d] > 1 ? shape[d] : 1;
+        stride = stride > INT64_MAX / size ? INT64_MAX : stride * size;
     }
 }
 
@@ -183,6 +186,7 @@ int64_t ct_tensor_size(const ct_tensor *t, int dim)
 bool ct_is_contiguous(const ct_tensor *t)
 {
     if (!t) return false;
+    if (ct_numel(t) == 0) return true; /* as PyTorch: no element is out of place */
     int64_t expected = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
         if (t->shape[d] == 1) continue;

@@ -149,6 +149,26 @@ static void reshape_of_empty_tensors_follows_pytorch(void **state)
     ct_release(t);
 }
 
+static void empty_tensors_are_contiguous_whatever_their_views(void **state)
+{
+    (void)state;
+    /* dims whose product overflows int64 are allowed when another dim is 0 */
+    const int64_t huge = INT64_MAX / 4;
+    ct_tensor *t = ct_empty((const int64_t[]){0, huge, huge}, 3, CT_F32, CT_DEVICE_CPU);
+    assert_non_null(t);
+    assert_int_equal(ct_numel(t), 0);
+    assert_true(ct_is_contiguous(t));
+    ct_tensor *transposed = ct_transpose(t, 0, 2);
+    assert_non_null(transposed);
+    assert_true(ct_is_contiguous(transposed));
+    ct_tensor *copy = ct_contiguous(transposed);
+    assert_non_null(copy);
+    assert_int_equal(ct_numel(copy), 0);
+    ct_release(copy);
+    ct_release(transposed);
+    ct_release(t);
+}
+
 static void flatten_merges_the_given_dims(void **state)
 {
     (void)state;
@@ -316,6 +336,7 @@ int main(void)
         cmocka_unit_test(writes_through_one_view_are_read_through_another),
         cmocka_unit_test(reshape_of_a_non_contiguous_tensor_views_when_strides_allow_and_copies_otherwise),
         cmocka_unit_test(reshape_of_empty_tensors_follows_pytorch),
+        cmocka_unit_test(empty_tensors_are_contiguous_whatever_their_views),
         cmocka_unit_test(flatten_merges_the_given_dims),
         cmocka_unit_test(transpose_and_permute_reorder_dims_with_negative_dims),
         cmocka_unit_test(squeeze_and_unsqueeze_remove_and_insert_size_one_dims),
