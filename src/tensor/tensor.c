@@ -8,6 +8,10 @@
 
 int64_t ct_shape_numel(const int64_t *shape, int ndim)
 {
+    /* An empty tensor may have other dims whose product overflows: its count is 0 all the same.
+     * Other shapes were checked against the address space when their tensor was made. */
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0) return 0;
     int64_t n = 1;
     for (int d = 0; d < ndim; d++) n *= shape[d];
     return n;
