@@ -61,19 +61,23 @@ static ct_tensor *foonet_forward(ct_module *self, const ct_tensor *x)
     return h;
 }
 
-/* FooNet(neural_num, layers): a ModuleList of `layers` Linear(neural_num, neural_num, bias=False). */
+/* FooNet(neural_num, layers):
+ * self.linears = nn.ModuleList([nn.Linear(neural_num, neural_num, bias=False) for i in range(layers)]) */
 static ct_module *foonet_create(int64_t neural_num, int layers)
 {
-    ct_module *linear[LAYERS];
-    if (layers > LAYERS) layers = LAYERS;
-    for (int i = 0; i < layers; i++) linear[i] = ct_linear(neural_num, neural_num, false);
-    ct_module *linears = ct_module_list(linear, layers); /* takes over the layers */
     ct_module *net = ct_module_create("FooNet", foonet_forward, NULL, NULL);
-    if (!linears || !net || ct_module_register_module(net, "linears", linears) != CT_OK) {
-        ct_module_release(net);
-        net = NULL;
+    ct_module *linears = ct_module_list(NULL, 0);
+    ct_status status = net && linears ? ct_module_register_module(net, "linears", linears) : ct_last_error();
+    for (int i = 0; status == CT_OK && i < layers; i++) {
+        ct_module *linear = ct_linear(neural_num, neural_num, false);
+        status = linear ? ct_sequential_append(linears, linear) : ct_last_error();
+        ct_module_release(linear); /* the list holds its own reference */
     }
     ct_module_release(linears); /* the net holds its own reference */
+    if (status != CT_OK) {
+        ct_module_release(net);
+        return NULL;
+    }
     return net;
 }
 
