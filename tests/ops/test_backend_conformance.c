@@ -2,9 +2,9 @@
  * runner are in backend_conformance/). Two runs from ctest:
  *   test_backend_conformance         the real accelerators (OpenCL, CUDA); skipped without any
  *   test_backend_conformance --fake  the fake two-device "opencl" backend of tests/support
- * Besides the values, it checks that the table is complete: every public call of ops.h and
- * tensor.h that returns a tensor has an entry (or a stated reason not to), and every kernel ran
- * on every device. */
+ * Besides the values, it checks that the table is complete: every public call of ops.h,
+ * tensor.h and nn_functional.h that returns a tensor has an entry (or a stated reason not to),
+ * and every kernel ran on every device. */
 #include <stdio.h>
 
 #include "test_common.h"
@@ -84,18 +84,18 @@ static void test_the_harness_reports_every_kind_of_difference(void **state)
     (void)state;
     skip_without_devices();
     const conf_op wrong = {"wrong off the CPU", 1, CONF_DT(CT_F32), {CONF_ANY}, wrong_cases, 1e6,
-                           run_wrong_off_the_cpu, false};
+                           run_wrong_off_the_cpu, false, NULL};
     conf_totals totals = conf_run_op(&wrong, devices, device_count, true);
     assert_int_equal(totals.checks, 5 * device_count);
     assert_int_equal(totals.passed, 0);
     ct_clear_error();
 
     const conf_op within = {"4 ulps, 8 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 8,
-                            run_four_ulps_off, false};
+                            run_four_ulps_off, false, NULL};
     totals = conf_run_op(&within, devices, device_count, true);
     assert_int_equal(totals.passed, device_count);
     const conf_op beyond = {"4 ulps, 2 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 2,
-                            run_four_ulps_off, false};
+                            run_four_ulps_off, false, NULL};
     totals = conf_run_op(&beyond, devices, device_count, true);
     conf_release_inputs();
     assert_int_equal(totals.passed, 0);
@@ -182,7 +182,8 @@ static void test_every_public_call_has_an_entry(void **state)
 {
     (void)state;
     skip_without_devices();
-    int uncovered = uncovered_calls("ops.h") + uncovered_calls("tensor.h");
+    int uncovered = uncovered_calls("ops.h") + uncovered_calls("tensor.h") +
+                    uncovered_calls("nn_functional.h");
     if (uncovered) fail_msg("%d public calls are not in the conformance table", uncovered);
 }
 

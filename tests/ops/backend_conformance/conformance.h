@@ -76,10 +76,16 @@ typedef struct conf_args {
     bool keepdim;
     int dim;                       /* argmax, softmax, cat, index ops, single-dim views */
     int64_t n;                     /* var's correction, one_hot's classes, linspace's steps */
-    double s[3];                   /* scalars: arange's start, end, step; full's value */
+    double s[5];                   /* scalars: arange's start, end, step; full's value;
+                                    * batch_norm's momentum, eps; an optimizer's options */
     int ndim;
     int64_t shape[CT_MAX_DIMS];    /* creation, reshape, expand; slice/narrow bounds */
     ct_dtype target;               /* ct_to_dtype's target */
+    /* Windows of conv2d and the pools, {height, width}; {0, 0} passes NULL (the default). */
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    int64_t groups;                /* conv2d's groups; 0 means 1 */
+    bool flag;                     /* avg_pool2d's count_include_pad, batch_norm's training,
+                                    * SGD's nesterov */
     int count;                     /* tensor inputs of this case */
     ct_dtype dtype;                /* the dtype under test */
     ct_device device;              /* where the op runs */
@@ -114,6 +120,12 @@ typedef struct conf_range {
 #define NARROWED(dim, start, length) {.kind = CONF_NARROW, .n = 3, .v = {dim, start, length}}
 #define PERMUTED(...) {.kind = CONF_PERMUTE, .n = CONF_NARGS(__VA_ARGS__), .v = {__VA_ARGS__}}
 
+/* A window argument of conf_args as the nn calls take it: NULL for {0, 0} (the default). */
+static inline const int64_t *conf_window(const int64_t pair[2])
+{
+    return pair[0] || pair[1] ? pair : NULL;
+}
+
 typedef ct_tensor *(*conf_run)(ct_tensor *const *in, const conf_args *args);
 
 typedef struct conf_op {
@@ -130,6 +142,9 @@ typedef struct conf_op {
      * takes the op of the inputs' absolute values (sum |x_i|, |A| @ |B|), so that a result that
      * cancels to near zero is held to the size of its terms. */
     bool scale_by_abs_inputs;
+    /* For results whose error no op of |inputs| bounds (a backward that sums products which
+     * cancel): the magnitude of each element, computed on the CPU from the inputs. */
+    conf_run magnitude;
 } conf_op;
 
 /* The tables, one per family of calls. */
@@ -141,6 +156,12 @@ extern const conf_op conf_linalg_index_ops[];
 extern const int conf_linalg_index_op_count;
 extern const conf_op conf_tensor_ops[];
 extern const int conf_tensor_op_count;
+extern const conf_op conf_nn_ops[];
+extern const int conf_nn_op_count;
+extern const conf_op conf_backward_ops[];
+extern const int conf_backward_op_count;
+extern const conf_op conf_optim_ops[];
+extern const int conf_optim_op_count;
 
 /* The entry of a public call, or NULL. */
 const conf_op *conf_find_op(const char *name);

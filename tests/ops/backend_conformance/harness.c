@@ -12,30 +12,33 @@
 /* Mismatching elements printed per result; the rest are counted. */
 #define CONF_REPORT_ELEMENTS 4
 
+#define CONF_TABLES 7
+
 static const conf_op *const *all_tables(int *counts)
 {
-    static const conf_op *const tables[4] = {conf_elementwise_ops, conf_reduction_ops,
-                                             conf_linalg_index_ops, conf_tensor_ops};
-    counts[0] = conf_elementwise_op_count;
-    counts[1] = conf_reduction_op_count;
-    counts[2] = conf_linalg_index_op_count;
-    counts[3] = conf_tensor_op_count;
+    static const conf_op *const tables[CONF_TABLES] = {
+        conf_elementwise_ops, conf_reduction_ops, conf_linalg_index_ops, conf_tensor_ops,
+        conf_nn_ops,          conf_backward_ops,  conf_optim_ops};
+    const int sizes[CONF_TABLES] = {conf_elementwise_op_count, conf_reduction_op_count,
+                                    conf_linalg_index_op_count, conf_tensor_op_count,
+                                    conf_nn_op_count, conf_backward_op_count, conf_optim_op_count};
+    memcpy(counts, sizes, sizeof sizes);
     return tables;
 }
 
 int conf_op_total(void)
 {
-    int counts[4], total = 0;
+    int counts[CONF_TABLES], total = 0;
     all_tables(counts);
-    for (int t = 0; t < 4; t++) total += counts[t];
+    for (int t = 0; t < CONF_TABLES; t++) total += counts[t];
     return total;
 }
 
 const conf_op *conf_op_at(int i)
 {
-    int counts[4];
+    int counts[CONF_TABLES];
     const conf_op *const *tables = all_tables(counts);
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < CONF_TABLES; t++) {
         if (i < counts[t]) return &tables[t][i];
         i -= counts[t];
     }
@@ -292,7 +295,8 @@ static int64_t load_int(const void *buffer, ct_dtype dtype, int64_t i)
 }
 
 /* The magnitude a floating result is compared at: max(1, |x|, |y|, |m|), where m is the op of
- * the inputs' absolute values for entries that scale by it (0 otherwise). */
+ * the inputs' absolute values for entries that scale by it, or the entry's own magnitude (0
+ * otherwise). */
 static double tolerance_scale(double x, double y, double m)
 {
     return fmax(fmax(1.0, fabs(m)), fmax(fabs(x), fabs(y)));
@@ -308,7 +312,8 @@ static bool floats_agree(double x, double y, double ulps, double scale, ct_dtype
 }
 
 /* Compares the device's result (already on the CPU) with the reference; reports what differs.
- * magnitude (NULL for most entries) is the op of the inputs' absolute values. */
+ * magnitude (NULL for most entries) is the op of the inputs' absolute values, or the entry's
+ * own magnitude. */
 static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
                     const ct_tensor *magnitude)
 {
@@ -396,6 +401,19 @@ static ct_tensor *run_on_abs_inputs(const conf_op *op, const conf_case *c, conf_
     return op->run(in, args);
 }
 
+/* The magnitude of the result's elements from the inputs on the CPU (see conf_op.magnitude). */
+static ct_tensor *run_magnitude(const conf_op *op, const conf_case *c, conf_args *args,
+                                ct_tensor *const *bases)
+{
+    ct_tensor *in[CONF_MAX_INPUTS] = {0};
+    for (int j = 0; j < args->count; j++) {
+        in[j] = take_views(bases[j], &c->in[j]);
+        if (!in[j]) return NULL;
+    }
+    args->device = CT_DEVICE_CPU;
+    return op->magnitude(in, args);
+}
+
 /* One case of one dtype: the reference, then every device. Adds to *totals. */
 static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
                      const ct_device *devices, int device_count, bool quiet, conf_totals *totals)
@@ -422,10 +440,17 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
         totals->checks += device_count;
     }
     ct_tensor *magnitude = NULL;
-    if (ref && op->scale_by_abs_inputs && ct_dtype_is_floating(ct_tensor_dtype(ref))) {
-        magnitude = run_on_abs_inputs(op, c, &args, bases);
-        if (!magnitude) report(&w, "the op of |inputs| failed: %s", ct_last_error_message());
+    bool scaled = op->scale_by_abs_inputs || op->magnitude;
+    if (ref && scaled && ct_dtype_is_floating(ct_tensor_dtype(ref))) {
+        magnitude = op->magnitude ? run_magnitude(op, c, &args, bases)
+                                  : run_on_abs_inputs(op, c, &args, bases);
+        if (!magnitude) report(&w, "the magnitude failed: %s", ct_last_error_message());
         ct_clear_error();
+        if (magnitude && ct_numel(magnitude) != ct_numel(ref)) {
+            report(&w, "the magnitude has %lld elements but the result %lld",
+                   (long long)ct_numel(magnitude), (long long)ct_numel(ref));
+            magnitude = NULL; /* compared without it: more strictly */
+        }
     }
     for (int k = 0; ref && k < device_count; k++) {
         ct_device_format(devices[k], w.device, sizeof w.device);

@@ -271,8 +271,8 @@ static ct_tensor *run_copy_(ct_tensor *const *in, const conf_args *a)
 }
 
 #define CREATE(name, dtypes, cases, ulps)                                                         \
-    {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false}
-#define LAYOUT(name, cases) {"ct_" #name, 1, CONF_ALL, {CONF_ANY}, cases, 0, run_##name, false}
+    {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false, NULL}
+#define LAYOUT(name, cases) {"ct_" #name, 1, CONF_ALL, {CONF_ANY}, cases, 0, run_##name, false, NULL}
 
 const conf_op conf_tensor_ops[] = {
     CREATE(zeros, CONF_ALL, shape_cases, 0),

@@ -1,0 +1,310 @@
+/* Conformance entries of the backward passes that have kernels of their own: gelu's, gathering's
+ * (scatter_add, with int64 and int32 indices), conv2d's (col2im and the weight products), the
+ * pools' and batch_norm's. Each runs the op on leaves that require grad (ct_detach of the
+ * inputs, so views stay views), backpropagates a given upstream gradient (the input after the
+ * op's, in the output's shape, some of them views) with ct_backward_with, and returns every
+ * leaf's .grad, flattened and joined. Tolerances:
+ *  - gelu: 16 ulps, as its forward (erf and exp; PoCL: 1.7);
+ *  - gather and index_select: the kernel adds the gradients of repeated indices in one order
+ *    everywhere: exact;
+ *  - conv2d: products through another BLAS on a device (and summed over the batch by a
+ *    reduction there): 16 ulps of the backward of |inputs|, as the forward (PoCL: 0.8);
+ *  - max_pool2d: each input element sums the gradients of the windows it wins, in one order:
+ *    exact; avg_pool2d: 4 ulps of the backward of |inputs| (PoCL: exact);
+ *  - batch_norm: per-channel sums of products that cancel, whose multiply-adds a device may
+ *    fuse: 16 ulps of the same sums over the terms' absolute values (PoCL: 1.3 of those; 72
+ *    ulps of a float32 weight gradient that cancels over 16384 values, 200 of a float64 one). */
+#include "conformance.h"
+
+/* A leaf that requires grad, on t's data and strides. */
+static ct_tensor *leaf(const ct_tensor *t)
+{
+    ct_tensor *l = ct_detach(t);
+    return l && ct_requires_grad_(l, true) == CT_OK ? l : NULL;
+}
+
+/* Backpropagates upstream from out; the leaves' gradients, flattened and joined. */
+static ct_tensor *gradients(ct_tensor *out, const ct_tensor *upstream, ct_tensor *const *leaves,
+                            int count)
+{
+    if (!out || ct_backward_with(out, upstream, false) != CT_OK) return NULL;
+    ct_tensor *flat[4];
+    for (int i = 0; i < count; i++) {
+        ct_tensor *grad = ct_grad(leaves[i]);
+        if (!grad) return NULL; /* a leaf the backward did not reach */
+        flat[i] = ct_flatten(grad, 0, -1);
+        if (!flat[i]) return NULL;
+    }
+    return count == 1 ? flat[0] : ct_cat((const ct_tensor *const *)flat, count, 0);
+}
+
+/* ---- gelu: x, upstream ---- */
+
+static const conf_case gelu_cases[] = {
+    {.name = "[4, 5]", .in = {{SHAPE(4, 5)}, {SHAPE(4, 5)}}},
+    {.name = "transposed x", .in = {{SHAPE(5, 4), .views = {TRANSPOSED(0, 1)}}, {SHAPE(4, 5)}}},
+    {.name = "expanded upstream", .in = {{SHAPE(4, 5)}, {SHAPE(1, 5), .views = {EXPANDED(4, 5)}}}},
+    {.name = "0-d", .in = {{.ndim = 0}, {.ndim = 0}}},
+    {.name = "empty", .in = {{SHAPE(0, 3)}, {SHAPE(0, 3)}}},
+    {.name = "sprinkled edge values", .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}, {SHAPE(8, 8)}}},
+    {.name = "large", .in = {{SHAPE(64, 320)}, {SHAPE(64, 320)}}},
+    {0}};
+
+static ct_tensor *run_gelu_backward(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_gelu(x), in[1], &x, 1);
+}
+
+/* ---- gather: a, index, upstream (the index's shape) ---- */
+
+static const conf_case gather_cases[] = {
+    {.name = "dim 1, int64 index",
+     .in = {{SHAPE(4, 6)}, {SHAPE(4, 3), .kind = CONF_IDX64, .lo = 0, .hi = 6}, {SHAPE(4, 3)}},
+     .args = {.dim = 1}},
+    {.name = "dim 0, int32 index",
+     .in = {{SHAPE(4, 6)}, {SHAPE(2, 6), .kind = CONF_IDX32, .lo = 0, .hi = 4}, {SHAPE(2, 6)}},
+     .args = {.dim = 0}},
+    {.name = "repeated indices",
+     .in = {{SHAPE(3, 4)}, {SHAPE(3, 12), .kind = CONF_IDX64, .lo = 0, .hi = 4}, {SHAPE(3, 12)}},
+     .args = {.dim = 1}},
+    {.name = "transposed a",
+     .in = {{SHAPE(6, 4), .views = {TRANSPOSED(0, 1)}},
+            {SHAPE(3, 5), .kind = CONF_IDX64, .lo = 0, .hi = 6}, {SHAPE(3, 5)}},
+     .args = {.dim = 1}},
+    {.name = "expanded index, transposed upstream, dim -1",
+     .in = {{SHAPE(4, 6)}, {SHAPE(1, 3), .kind = CONF_IDX32, .lo = 0, .hi = 6, .views = {EXPANDED(4, 3)}},
+            {SHAPE(3, 4), .views = {TRANSPOSED(0, 1)}}},
+     .args = {.dim = -1}},
+    {.name = "3-D, dim 1, int32 index",
+     .in = {{SHAPE(3, 4, 5)}, {SHAPE(3, 2, 5), .kind = CONF_IDX32, .lo = 0, .hi = 4}, {SHAPE(3, 2, 5)}},
+     .args = {.dim = 1}},
+    {.name = "0-d",
+     .in = {{.ndim = 0}, {.ndim = 0, .kind = CONF_IDX64, .lo = 0, .hi = 1}, {.ndim = 0}},
+     .args = {.dim = 0}},
+    {.name = "empty index", .in = {{SHAPE(4, 6)}, {SHAPE(0, 3), .kind = CONF_IDX64}, {SHAPE(0, 3)}},
+     .args = {.dim = 1}},
+    {.name = "large",
+     .in = {{SHAPE(128, 200)}, {SHAPE(128, 160), .kind = CONF_IDX64, .lo = 0, .hi = 200},
+            {SHAPE(128, 160)}},
+     .args = {.dim = 1}},
+    {0}};
+
+static ct_tensor *run_gather_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_gather(x, a->dim, in[1]), in[2], &x, 1);
+}
+
+/* ---- index_select: a, index (1-D), upstream ---- */
+
+static const conf_case index_select_cases[] = {
+    {.name = "dim 0, int64 index",
+     .in = {{SHAPE(5, 4)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 5}, {SHAPE(6, 4)}},
+     .args = {.dim = 0}},
+    {.name = "dim 1, int32 index",
+     .in = {{SHAPE(5, 4)}, {SHAPE(3), .kind = CONF_IDX32, .lo = 0, .hi = 4}, {SHAPE(5, 3)}},
+     .args = {.dim = 1}},
+    {.name = "repeated indices",
+     .in = {{SHAPE(3, 4)}, {SHAPE(20), .kind = CONF_IDX64, .lo = 0, .hi = 3}, {SHAPE(20, 4)}},
+     .args = {.dim = 0}},
+    {.name = "strided index, transposed upstream",
+     .in = {{SHAPE(5, 4)}, {SHAPE(12), .kind = CONF_IDX32, .lo = 0, .hi = 5, .views = {SLICED(0, 0, 12, 2)}},
+            {SHAPE(4, 6), .views = {TRANSPOSED(0, 1)}}},
+     .args = {.dim = 0}},
+    {.name = "transposed a, dim -1",
+     .in = {{SHAPE(4, 5), .views = {TRANSPOSED(0, 1)}}, {SHAPE(7), .kind = CONF_IDX64, .lo = 0, .hi = 4},
+            {SHAPE(5, 7)}},
+     .args = {.dim = -1}},
+    {.name = "3-D, dim 1",
+     .in = {{SHAPE(3, 5, 4)}, {SHAPE(4), .kind = CONF_IDX32, .lo = 0, .hi = 5}, {SHAPE(3, 4, 4)}},
+     .args = {.dim = 1}},
+    {.name = "empty index", .in = {{SHAPE(5, 4)}, {SHAPE(0), .kind = CONF_IDX64}, {SHAPE(0, 4)}},
+     .args = {.dim = 0}},
+    {.name = "large",
+     .in = {{SHAPE(200, 100)}, {SHAPE(300), .kind = CONF_IDX64, .lo = 0, .hi = 200}, {SHAPE(300, 100)}},
+     .args = {.dim = 0}},
+    {0}};
+
+static ct_tensor *run_index_select_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_index_select(x, a->dim, in[1]), in[2], &x, 1);
+}
+
+/* ---- conv2d: input, weight, upstream (the output's shape), bias (count 3: none) ---- */
+
+static const conf_case conv2d_cases[] = {
+    {.name = "3x3, bias",
+     .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(2, 4, 5, 4)}, {SHAPE(4)}}},
+    {.name = "no bias", .count = 3, .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(2, 4, 5, 4)}}},
+    {.name = "stride 2, padding 1",
+     .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(2, 4, 4, 3)}, {SHAPE(4)}},
+     .args = {.stride = {2, 2}, .padding = {1, 1}}},
+    {.name = "dilation 2, padding [2, 1]",
+     .in = {{SHAPE(1, 2, 9, 8)}, {SHAPE(3, 2, 3, 3)}, {SHAPE(1, 3, 9, 6)}, {SHAPE(3)}},
+     .args = {.padding = {2, 1}, .dilation = {2, 2}}},
+    {.name = "groups 2", .in = {{SHAPE(2, 4, 6, 5)}, {SHAPE(6, 2, 3, 3)}, {SHAPE(2, 6, 4, 3)}, {SHAPE(6)}},
+     .args = {.groups = 2}},
+    {.name = "depthwise, padding 1",
+     .in = {{SHAPE(2, 3, 6, 6)}, {SHAPE(3, 1, 3, 3)}, {SHAPE(2, 3, 6, 6)}, {SHAPE(3)}},
+     .args = {.padding = {1, 1}, .groups = 3}},
+    {.name = "stride larger than the kernel (rows no window reads)",
+     .in = {{SHAPE(1, 2, 9, 9)}, {SHAPE(2, 2, 2, 2)}, {SHAPE(1, 2, 3, 3)}, {SHAPE(2)}},
+     .args = {.stride = {3, 3}}},
+    {.name = "channels-last input, transposed upstream",
+     .in = {{SHAPE(2, 6, 7, 3), .views = {PERMUTED(0, 3, 1, 2)}}, {SHAPE(4, 3, 3, 3)},
+            {SHAPE(2, 4, 5, 4), .views = {TRANSPOSED(2, 3)}}, {SHAPE(4)}}},
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 5, 5)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(0, 4, 3, 3)}, {SHAPE(4)}}},
+    {.name = "larger",
+     .in = {{SHAPE(4, 8, 16, 16)}, {SHAPE(16, 8, 3, 3)}, {SHAPE(4, 16, 16, 16)}, {SHAPE(16)}},
+     .args = {.padding = {1, 1}}},
+    {0}};
+
+static ct_tensor *run_conv2d_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *leaves[3] = {leaf(in[0]), leaf(in[1]), a->count > 3 ? leaf(in[3]) : NULL};
+    ct_tensor *out = ct_conv2d(leaves[0], leaves[1], leaves[2], conf_window(a->stride),
+                               conf_window(a->padding), conf_window(a->dilation),
+                               a->groups ? a->groups : 1);
+    return gradients(out, in[2], leaves, a->count > 3 ? 3 : 2);
+}
+
+/* ---- pools: input, upstream (the output's shape) ---- */
+
+#define POOL_CASES                                                                               \
+    {.name = "2x2", .in = {{SHAPE(2, 3, 8, 8)}, {SHAPE(2, 3, 4, 4)}}, .args = {.kernel = {2, 2}}}, \
+    {.name = "3x3, stride 2, padding 1", .in = {{SHAPE(2, 3, 9, 7)}, {SHAPE(2, 3, 5, 4)}},       \
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},                           \
+    {.name = "overlapping, stride 1", .in = {{SHAPE(1, 2, 6, 6)}, {SHAPE(1, 2, 4, 4)}},          \
+     .args = {.kernel = {3, 3}, .stride = {1, 1}}},                                              \
+    {.name = "[2, 3], stride [1, 2], padding [1, 1]", .in = {{SHAPE(1, 2, 6, 9)}, {SHAPE(1, 2, 7, 5)}}, \
+     .args = {.kernel = {2, 3}, .stride = {1, 2}, .padding = {1, 1}}},                           \
+    {.name = "odd sizes, rows left over", .in = {{SHAPE(2, 2, 7, 5)}, {SHAPE(2, 2, 3, 2)}},      \
+     .args = {.kernel = {2, 2}}},                                                                \
+    {.name = "channels-last input, transposed upstream",                                         \
+     .in = {{SHAPE(2, 8, 8, 3), .views = {PERMUTED(0, 3, 1, 2)}},                                \
+            {SHAPE(2, 3, 4, 4), .views = {TRANSPOSED(2, 3)}}},                                   \
+     .args = {.kernel = {2, 2}}},                                                                \
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 4, 4)}, {SHAPE(0, 3, 2, 2)}}, .args = {.kernel = {2, 2}}}, \
+    {.name = "sprinkled edge values, overlapping",                                               \
+     .in = {{SHAPE(1, 2, 8, 8), .values = CONF_SPRINKLED}, {SHAPE(1, 2, 4, 4)}},                 \
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},                           \
+    {.name = "larger", .in = {{SHAPE(4, 16, 32, 32)}, {SHAPE(4, 16, 16, 16)}}, .args = {.kernel = {2, 2}}}
+
+static const conf_case max_pool_cases[] = {POOL_CASES, {0}};
+static const conf_case avg_pool_cases[] = {
+    POOL_CASES,
+    {.name = "3x3, stride 2, padding 1, padding counted", .in = {{SHAPE(2, 3, 9, 7)}, {SHAPE(2, 3, 5, 4)}},
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .flag = true}},
+    {0}};
+
+static ct_tensor *run_max_pool2d_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_max_pool2d(x, a->kernel, conf_window(a->stride), conf_window(a->padding)),
+                     in[1], &x, 1);
+}
+
+static ct_tensor *run_avg_pool2d_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_avg_pool2d(x, a->kernel, conf_window(a->stride), conf_window(a->padding), a->flag),
+                     in[1], &x, 1);
+}
+
+/* ---- batch_norm: input, upstream, running statistics [2, C], affine [2, C] (weight; bias):
+ * count 2: neither, 3: no affine part. s: momentum, eps; flag: training ---- */
+
+#define BN_TRAINING .s = {0.1, 1e-5}, .flag = true
+#define BN_EVAL .s = {0.1, 1e-5}, .flag = false
+
+static const conf_case batch_norm_cases[] = {
+    {.name = "[N, C], training", .in = {{SHAPE(8, 5)}, {SHAPE(8, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}},
+     .args = {BN_TRAINING}},
+    {.name = "[N, C, H, W], training",
+     .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_TRAINING}},
+    {.name = "training, batch statistics only", .count = 2, .in = {{SHAPE(4, 3, 5)}, {SHAPE(4, 3, 5)}},
+     .args = {BN_TRAINING}},
+    {.name = "training, no affine part", .count = 3,
+     .in = {{SHAPE(4, 3, 5)}, {SHAPE(4, 3, 5)}, {SHAPE(2, 3)}}, .args = {BN_TRAINING}},
+    {.name = "evaluation", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}},
+     .args = {BN_EVAL}},
+    {.name = "evaluation, no affine part", .count = 3, .in = {{SHAPE(8, 5)}, {SHAPE(8, 5)}, {SHAPE(2, 5)}},
+     .args = {BN_EVAL}},
+    {.name = "channels-last input, transposed upstream, strided affine part",
+     .in = {{SHAPE(4, 5, 6, 3), .views = {PERMUTED(0, 3, 1, 2)}},
+            {SHAPE(4, 3, 6, 5), .views = {TRANSPOSED(2, 3)}}, {SHAPE(2, 3)},
+            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}}},
+     .args = {BN_TRAINING}},
+    {.name = "two values per channel", .in = {{SHAPE(2, 4)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
+     .args = {BN_TRAINING}},
+    {.name = "larger", .in = {{SHAPE(16, 4, 32, 32)}, {SHAPE(16, 4, 32, 32)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
+     .args = {BN_TRAINING}},
+    {0}};
+
+/* The gradients of the input and (when given) of the affine part [2, C]. */
+static ct_tensor *run_batch_norm_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *leaves[2] = {leaf(in[0]), a->count > 3 ? leaf(in[3]) : NULL};
+    /* The running statistics change in place: a copy, so that the input stays as it is. */
+    ct_tensor *running = a->count > 2 ? ct_clone(in[2]) : NULL;
+    ct_tensor *mean = running ? ct_select(running, 0, 0) : NULL;
+    ct_tensor *var = running ? ct_select(running, 0, 1) : NULL;
+    ct_tensor *weight = leaves[1] ? ct_select(leaves[1], 0, 0) : NULL;
+    ct_tensor *bias = leaves[1] ? ct_select(leaves[1], 0, 1) : NULL;
+    if (!leaves[0] || (a->count > 2 && !var) || (a->count > 3 && !bias)) return NULL;
+    ct_tensor *out = ct_batch_norm(leaves[0], mean, var, weight, bias, a->flag, a->s[0], a->s[1]);
+    return gradients(out, in[1], leaves, a->count > 3 ? 2 : 1);
+}
+
+/* The magnitude of its gradients' elements: each sum over the absolute values of its terms,
+ *   weight: sum |g| |x^|, bias: sum |g|,
+ *   input: |a| (|g| + (|x^| sum |g| |x^| + sum |g|) / M) in training, |a| |g| otherwise,
+ * with a = weight * invstd per channel, M the values per channel. */
+static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf_args *a)
+{
+    const ct_tensor *x = in[0];
+    int ndim = ct_tensor_ndim(x), dims[CT_MAX_DIMS], ndims = 0;
+    int64_t channels = ct_tensor_shape(x)[1], per_channel[CT_MAX_DIMS]; /* [1, C, 1, ...] */
+    for (int d = 0; d < ndim; d++) {
+        per_channel[d] = d == 1 ? channels : 1;
+        if (d != 1) dims[ndims++] = d;
+    }
+    double m = (double)(ct_numel(x) / channels);
+    ct_tensor *mean = a->flag ? ct_mean(x, dims, ndims, true)
+                              : ct_reshape(ct_select(in[2], 0, 0), per_channel, ndim);
+    ct_tensor *var = a->flag ? ct_var(x, dims, ndims, 0, true)
+                             : ct_reshape(ct_select(in[2], 0, 1), per_channel, ndim);
+    ct_tensor *invstd = ct_pow_scalar(ct_add_scalar(var, a->s[1]), -0.5);
+    ct_tensor *weight = a->count > 3 ? ct_abs(ct_reshape(ct_select(in[3], 0, 0), per_channel, ndim)) : NULL;
+    if (a->count > 3 && !weight) return NULL;
+    ct_tensor *scale = weight ? ct_mul(weight, invstd) : invstd;
+    ct_tensor *xhat = ct_mul(ct_abs(ct_sub(x, mean)), invstd);
+    ct_tensor *g = ct_abs(in[1]);
+    ct_tensor *sum_g = ct_sum(g, dims, ndims, true);
+    ct_tensor *sum_gx = ct_sum(ct_mul(g, xhat), dims, ndims, true);
+    ct_tensor *spread = a->flag ? ct_div_scalar(ct_add(ct_mul(xhat, sum_gx), sum_g), m) : NULL;
+    ct_tensor *grad_x = ct_mul(scale, spread ? ct_add(g, spread) : g);
+    if (a->count <= 3 || !grad_x) return grad_x;
+    ct_tensor *parts[3] = {ct_flatten(grad_x, 0, -1), ct_flatten(sum_gx, 0, -1), ct_flatten(sum_g, 0, -1)};
+    return parts[0] && parts[1] && parts[2] ? ct_cat((const ct_tensor *const *)parts, 3, 0) : NULL;
+}
+
+/* The variadic arguments: a range per input. */
+#define ENTRY(name, inputs, cases, ulps, scale, ...)                                             \
+    {"ct_" #name " backward", inputs, CONF_FLOAT, {__VA_ARGS__}, cases, ulps, run_##name##_backward, \
+     scale, NULL}
+
+const conf_op conf_backward_ops[] = {
+    ENTRY(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
+    ENTRY(gather, 3, gather_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
+    ENTRY(index_select, 3, index_select_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
+    ENTRY(conv2d, 4, conv2d_cases, 16, true, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
+    ENTRY(max_pool2d, 2, max_pool_cases, 0, false, CONF_ANY, CONF_ANY),
+    ENTRY(avg_pool2d, 2, avg_pool_cases, 4, true, CONF_ANY, CONF_ANY),
+    {"ct_batch_norm backward", 4, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},
+     batch_norm_cases, 16, run_batch_norm_backward, false, batch_norm_backward_magnitude},
+};
+const int conf_backward_op_count = (int)(sizeof conf_backward_ops / sizeof conf_backward_ops[0]);

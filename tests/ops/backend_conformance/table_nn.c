@@ -1,0 +1,178 @@
+/* Conformance entries of nn_functional.h: conv2d, the pools and batch normalisation (their
+ * backward is in table_backward.c). Cases reach every kernel: im2col with stride, padding,
+ * dilation and groups, the bias fill (and its absence), pooling windows that overlap, skip
+ * elements or hang over the padding, batch statistics with and without running statistics
+ * (updated in place through strided rows), and evaluation. Tolerances:
+ *  - conv2d multiplies through another BLAS on a device (CLBlast): 16 ulps of the convolution
+ *    of |input|, |weight| and |bias|, as matmul (PoCL: 1.7 of those ulps);
+ *  - max_pool2d selects values and positions: exact;
+ *  - avg_pool2d sums a window in one order everywhere, then divides: 4 ulps of the mean of
+ *    |input| (PoCL: exact);
+ *  - batch_norm sums each channel in one order everywhere, but a device may fuse its
+ *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5). */
+#include "conformance.h"
+
+/* ---- conv2d: input, weight, bias (count 2: no bias) ---- */
+
+static const conf_case conv2d_cases[] = {
+    {.name = "3x3, bias", .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(4)}}},
+    {.name = "no bias", .count = 2, .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}}},
+    {.name = "stride 2, padding 1", .in = {{SHAPE(2, 3, 7, 6)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(4)}},
+     .args = {.stride = {2, 2}, .padding = {1, 1}}},
+    {.name = "rectangular kernel, stride [1, 2], padding [2, 0]",
+     .in = {{SHAPE(2, 3, 8, 9)}, {SHAPE(5, 3, 5, 2)}, {SHAPE(5)}},
+     .args = {.stride = {1, 2}, .padding = {2, 0}}},
+    {.name = "dilation 2, padding [2, 1]", .in = {{SHAPE(1, 2, 9, 8)}, {SHAPE(3, 2, 3, 3)}, {SHAPE(3)}},
+     .args = {.padding = {2, 1}, .dilation = {2, 2}}},
+    {.name = "groups 2", .in = {{SHAPE(2, 4, 6, 5)}, {SHAPE(6, 2, 3, 3)}, {SHAPE(6)}},
+     .args = {.groups = 2}},
+    {.name = "depthwise, padding 1", .in = {{SHAPE(2, 3, 6, 6)}, {SHAPE(3, 1, 3, 3)}, {SHAPE(3)}},
+     .args = {.padding = {1, 1}, .groups = 3}},
+    {.name = "1x1 kernel", .in = {{SHAPE(2, 5, 4, 4)}, {SHAPE(3, 5, 1, 1)}, {SHAPE(3)}}},
+    {.name = "stride larger than the kernel", .in = {{SHAPE(1, 2, 9, 9)}, {SHAPE(2, 2, 2, 2)}, {SHAPE(2)}},
+     .args = {.stride = {3, 3}}},
+    {.name = "kernel as large as the padded input",
+     .in = {{SHAPE(1, 2, 3, 3)}, {SHAPE(2, 2, 5, 5)}, {SHAPE(2)}}, .args = {.padding = {1, 1}}},
+    {.name = "channels-last input, transposed kernels, strided bias",
+     .in = {{SHAPE(2, 6, 7, 3), .views = {PERMUTED(0, 3, 1, 2)}},
+            {SHAPE(4, 3, 3, 3), .views = {TRANSPOSED(2, 3)}},
+            {SHAPE(8), .views = {SLICED(0, 1, 8, 2)}}}},
+    {.name = "expanded weight", .count = 2,
+     .in = {{SHAPE(2, 3, 5, 5)}, {SHAPE(1, 3, 3, 3), .views = {EXPANDED(4, 3, 3, 3)}}}},
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 5, 5)}, {SHAPE(4, 3, 3, 3)}, {SHAPE(4)}}},
+    {.name = "sprinkled edge values",
+     .in = {{SHAPE(2, 3, 7, 6), .values = CONF_SPRINKLED}, {SHAPE(4, 3, 3, 3)}, {SHAPE(4)}}},
+    {.name = "larger", .in = {{SHAPE(4, 8, 16, 16)}, {SHAPE(16, 8, 3, 3)}, {SHAPE(16)}},
+     .args = {.padding = {1, 1}}},
+    {0}};
+
+static ct_tensor *run_conv2d(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_conv2d(in[0], in[1], a->count > 2 ? in[2] : NULL, conf_window(a->stride),
+                     conf_window(a->padding), conf_window(a->dilation), a->groups ? a->groups : 1);
+}
+
+/* ---- pools: input [N, C, H, W] ---- */
+
+#define POOL_CASES                                                                               \
+    {.name = "2x2", .in = {{SHAPE(2, 3, 8, 8)}}, .args = {.kernel = {2, 2}}},                    \
+    {.name = "3x3, stride 2, padding 1", .in = {{SHAPE(2, 3, 9, 7)}},                            \
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},                           \
+    {.name = "overlapping, stride 1", .in = {{SHAPE(1, 2, 6, 6)}},                               \
+     .args = {.kernel = {3, 3}, .stride = {1, 1}}},                                              \
+    {.name = "[2, 3], stride [1, 2], padding [1, 1]", .in = {{SHAPE(1, 2, 6, 9)}},               \
+     .args = {.kernel = {2, 3}, .stride = {1, 2}, .padding = {1, 1}}},                           \
+    {.name = "odd sizes, rows left over", .in = {{SHAPE(2, 2, 7, 5)}}, .args = {.kernel = {2, 2}}}, \
+    {.name = "channels-last", .in = {{SHAPE(2, 8, 8, 3), .views = {PERMUTED(0, 3, 1, 2)}}},      \
+     .args = {.kernel = {2, 2}}},                                                                \
+    {.name = "sliced columns", .in = {{SHAPE(2, 3, 6, 13), .views = {SLICED(3, 1, 13, 2)}}},     \
+     .args = {.kernel = {3, 3}, .stride = {1, 1}, .padding = {1, 1}}},                           \
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 4, 4)}}, .args = {.kernel = {2, 2}}},            \
+    {.name = "sprinkled edge values", .in = {{SHAPE(2, 3, 8, 8), .values = CONF_SPRINKLED}},     \
+     .args = {.kernel = {2, 2}}},                                                                \
+    {.name = "sprinkled edge values, padding 1", .in = {{SHAPE(1, 2, 8, 8), .values = CONF_SPRINKLED}}, \
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},                           \
+    {.name = "larger", .in = {{SHAPE(4, 16, 32, 32)}}, .args = {.kernel = {2, 2}}}
+
+static const conf_case max_pool_cases[] = {POOL_CASES, {0}};
+
+/* Averages also over windows that hang over the padding, counted or not. */
+static const conf_case avg_pool_cases[] = {
+    POOL_CASES,
+    {.name = "3x3, stride 2, padding 1, padding counted", .in = {{SHAPE(2, 3, 9, 7)}},
+     .args = {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .flag = true}},
+    {.name = "[2, 3], stride 1, padding [1, 1], padding counted", .in = {{SHAPE(1, 2, 6, 9)}},
+     .args = {.kernel = {2, 3}, .stride = {1, 1}, .padding = {1, 1}, .flag = true}},
+    {0}};
+
+static ct_tensor *run_max_pool2d(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_max_pool2d(in[0], a->kernel, conf_window(a->stride), conf_window(a->padding));
+}
+
+/* The indices (the values are ct_max_pool2d's). */
+static ct_tensor *run_max_pool2d_with_indices(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *indices = NULL;
+    ct_tensor *values = ct_max_pool2d_with_indices(in[0], a->kernel, conf_window(a->stride),
+                                                   conf_window(a->padding), &indices);
+    if (!values) return NULL;
+    ct_release(values);
+    return indices;
+}
+
+static ct_tensor *run_avg_pool2d(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_avg_pool2d(in[0], a->kernel, conf_window(a->stride), conf_window(a->padding), a->flag);
+}
+
+/* ---- batch_norm: input, running statistics [2, C] (mean; variance), affine [2, C] (weight;
+ * bias). count 1: neither; count 2: no affine part. s: momentum, eps; flag: training. ---- */
+
+#define BN_TRAINING .s = {0.1, 1e-5}, .flag = true
+#define BN_EVAL .s = {0.1, 1e-5}, .flag = false
+
+static const conf_case batch_norm_cases[] = {
+    {.name = "[N, C], training", .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}},
+     .args = {BN_TRAINING}},
+    {.name = "[N, C, H, W], training", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}},
+     .args = {BN_TRAINING}},
+    {.name = "[N, C, L], training, momentum 0.7, eps 0.5",
+     .in = {{SHAPE(4, 3, 7)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {.s = {0.7, 0.5}, .flag = true}},
+    {.name = "training, no affine part", .count = 2, .in = {{SHAPE(4, 3, 5)}, {SHAPE(2, 3)}},
+     .args = {BN_TRAINING}},
+    {.name = "training, batch statistics only", .count = 1, .in = {{SHAPE(4, 3, 5)}},
+     .args = {BN_TRAINING}},
+    {.name = "evaluation", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_EVAL}},
+    {.name = "evaluation, no affine part", .count = 2, .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}},
+     .args = {BN_EVAL}},
+    {.name = "channels-last input, strided statistics and affine part",
+     .in = {{SHAPE(4, 5, 6, 3), .views = {PERMUTED(0, 3, 1, 2)}},
+            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}},
+            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}}},
+     .args = {BN_TRAINING}},
+    {.name = "one sample of 5 positions", .in = {{SHAPE(1, 3, 5)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}},
+     .args = {BN_TRAINING}},
+    {.name = "two values per channel", .in = {{SHAPE(2, 4)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
+     .args = {BN_TRAINING}},
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 4)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_TRAINING}},
+    {.name = "sprinkled edge values",
+     .in = {{SHAPE(6, 4, 5), .values = CONF_SPRINKLED}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
+     .args = {BN_TRAINING}},
+    {.name = "larger", .in = {{SHAPE(16, 4, 32, 32)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
+     .args = {BN_TRAINING}},
+    {0}};
+
+/* A new 2-D tensor with t's values, laid out as t is (row- or column-major): rows of it have
+ * t's strides, and writing into them leaves t as it is. */
+static ct_tensor *own_copy(const ct_tensor *t)
+{
+    if (ct_tensor_strides(t)[0] >= ct_tensor_strides(t)[1]) return ct_clone(t);
+    return ct_transpose(ct_clone(ct_transpose(t, 0, 1)), 0, 1);
+}
+
+/* The output, followed (when given) by the running statistics after the call. */
+static ct_tensor *run_batch_norm(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *running = a->count > 1 ? own_copy(in[1]) : NULL;
+    ct_tensor *mean = running ? ct_select(running, 0, 0) : NULL;
+    ct_tensor *var = running ? ct_select(running, 0, 1) : NULL;
+    ct_tensor *weight = a->count > 2 ? ct_select(in[2], 0, 0) : NULL;
+    ct_tensor *bias = a->count > 2 ? ct_select(in[2], 0, 1) : NULL;
+    if ((a->count > 1 && !var) || (a->count > 2 && !bias)) return NULL;
+    ct_tensor *out = ct_batch_norm(in[0], mean, var, weight, bias, a->flag, a->s[0], a->s[1]);
+    if (!out || !running) return out;
+    const ct_tensor *parts[2] = {ct_flatten(out, 0, -1), ct_flatten(running, 0, -1)};
+    return parts[0] && parts[1] ? ct_cat(parts, 2, 0) : NULL;
+}
+
+const conf_op conf_nn_ops[] = {
+    {"ct_conv2d", 3, CONF_FLOAT, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true, NULL},
+    {"ct_max_pool2d", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0, run_max_pool2d, false, NULL},
+    {"ct_max_pool2d_with_indices", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0,
+     run_max_pool2d_with_indices, false, NULL},
+    {"ct_avg_pool2d", 1, CONF_FLOAT, {CONF_ANY}, avg_pool_cases, 4, run_avg_pool2d, true, NULL},
+    {"ct_batch_norm", 3, CONF_FLOAT, {CONF_ANY, CONF_POSITIVE, CONF_ANY}, batch_norm_cases, 32,
+     run_batch_norm, false, NULL},
+};
+const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);
