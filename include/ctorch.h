@@ -9,5 +9,6 @@
 #include "ctorch/ops.h"
 #include "ctorch/stream.h"
 #include "ctorch/autograd.h"
+#include "ctorch/data.h"
 
 #endif

@@ -8,6 +8,9 @@ consumer_dir=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+# The shipped data set and its attribution (ct_default_dataset_path finds them there).
+test -f "$work/prefix/share/ctorch/digits.csv.gz"
+test -f "$work/prefix/share/ctorch/README.md"
 cmake -S "$consumer_dir" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/consumer" >/dev/null
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer/consumer"

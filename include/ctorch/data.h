@@ -1,0 +1,111 @@
+/* ctorch data: a CSV dataset, a seeded train/test split, and a batch loader that hands out
+ * batches on the training device.
+ *
+ * A dataset is features (float32 [N, F]) and labels (int64 [N]) in host memory. A loader walks
+ * it in batches, in order or shuffled per epoch (like PyTorch's DataLoader with a seeded
+ * RandomSampler / DistributedSampler.set_epoch). On an accelerator it gathers each batch into
+ * pinned staging memory and starts the next batch's host-to-device copy before it returns the
+ * current one, so that copy overlaps the current training step.
+ *
+ * Shuffles use splitmix64 (Steele, Lea & Flood 2014) and Fisher-Yates: the same seed gives the
+ * same order on every machine. See ct_data_permutation for the exact procedure. */
+#ifndef CTORCH_DATA_H
+#define CTORCH_DATA_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_dataset ct_dataset;
+
+/* ---- the shipped data set ----
+ * The path of digits.csv.gz (UCI Optical Recognition of Handwritten Digits, 1797 8x8 images
+ * with values 0..16, labels 0..9): $CTORCH_DATA (the file, or a folder holding it), else the
+ * source tree's data/ folder this library was built from, else <prefix>/share/ctorch next to
+ * the installed library. NULL (and CT_ERR_IO naming the places looked at) when none has it.
+ * The string is valid until the next call in this thread. */
+const char *ct_default_dataset_path(void);
+
+/* ---- CSV files ----
+ * One sample per line, numbers separated by commas, blank lines skipped. A path ending in .gz
+ * is read through zlib (a plain file is read as is). Numbers are parsed in the C locale's
+ * format ('.' as decimal point). */
+typedef struct ct_csv_options {
+    int label_column;     /* the label's column; negative counts from the end (-1: the last) */
+    bool has_header;      /* skip the first non-blank line */
+    double feature_scale; /* features are multiplied by this (1.0 / 16 for digits) */
+} ct_csv_options;
+/* The last column is the label, no header, scale 1. */
+ct_csv_options ct_csv_options_default(void);
+
+/* Reads a dataset; options NULL means the defaults. Errors name the file, line and column (from
+ * 1): CT_ERR_IO for a file that cannot be opened or read (a truncated .gz too), CT_ERR_INDEX for
+ * a label_column outside the rows, CT_ERR_INVALID_ARGUMENT for bad contents (rows of different
+ * lengths, fields that are not finite numbers, bad labels, no data rows). Labels must be
+ * non-negative integers (written as 3 or 3.0) below 2^31. */
+ct_dataset *ct_csv_dataset_load(const char *path, const ct_csv_options *options);
+
+/* A dataset over existing tensors: features float32 [N, F] and labels int64 [N] (>= 0), both on
+ * the CPU. The dataset keeps its own references (contiguous copies when they are views). */
+ct_dataset *ct_dataset_from_tensors(const ct_tensor *features, const ct_tensor *labels);
+
+void ct_dataset_free(ct_dataset *ds); /* NULL-safe */
+int64_t ct_dataset_size(const ct_dataset *ds);         /* N; -1 for NULL */
+int64_t ct_dataset_num_features(const ct_dataset *ds); /* F; -1 for NULL */
+/* Largest label + 1 (0 when empty). The parts of a split keep the whole dataset's count, so a
+ * test part that lacks some class still reports every class. */
+int64_t ct_dataset_num_classes(const ct_dataset *ds);
+/* The dataset's CPU tensors (new references): features float32 [N, F], labels int64 [N]. */
+ct_tensor *ct_dataset_features(const ct_dataset *ds);
+ct_tensor *ct_dataset_labels(const ct_dataset *ds);
+
+/* Shuffles the samples with ct_data_permutation(N, seed), then puts the first
+ * ceil(test_fraction * N) of them into *test and the rest into *train (as scikit-learn's
+ * train_test_split does, except that the product's rounding error is not rounded up: 0.1 of 30
+ * is 3). 0 < test_fraction < 1, and both parts must have a sample. */
+ct_status ct_dataset_split(const ct_dataset *ds, double test_fraction, uint64_t seed,
+                           ct_dataset **train, ct_dataset **test);
+
+/* A permutation of 0..n-1 into out: Fisher-Yates from the last element down, index j for
+ * position i drawn uniformly from [0, i] by rejection (draws below 2^64 mod (i+1) are redrawn,
+ * then j = draw mod (i+1)), draws from splitmix64 started at state = seed. */
+ct_status ct_data_permutation(int64_t n, uint64_t seed, int64_t *out);
+
+/* ---- the loader ---- */
+typedef struct ct_data_loader ct_data_loader;
+
+typedef struct ct_data_loader_options {
+    int64_t batch_size; /* >= 1 */
+    bool shuffle;       /* a new order each epoch, from seed + epoch */
+    uint64_t seed;
+    bool drop_last;     /* leave out a last batch smaller than batch_size */
+    ct_device device;   /* where batches are handed out */
+} ct_data_loader_options;
+/* batch_size 1, in order, seed 0, keep the last batch, on the CPU (PyTorch's defaults). */
+ct_data_loader_options ct_data_loader_options_default(void);
+
+/* The loader keeps its own references to the dataset's tensors (the dataset may be freed).
+ * options NULL means the defaults. */
+ct_data_loader *ct_data_loader_create(const ct_dataset *ds, const ct_data_loader_options *options);
+/* Waits for copies in flight, then frees everything. NULL-safe. */
+void ct_data_loader_destroy(ct_data_loader *loader);
+/* Batches per epoch: ceil(N / batch_size), or floor with drop_last. -1 for NULL. */
+int64_t ct_data_loader_num_batches(const ct_data_loader *loader);
+
+/* Starts epoch `epoch` (>= 0) from its first batch; with shuffle the order is
+ * ct_data_permutation(N, seed + epoch). The first ct_data_loader_next without it starts epoch 0. */
+ct_status ct_data_loader_start_epoch(ct_data_loader *loader, int64_t epoch);
+
+/* The next batch of the epoch: CT_OK with *x (float32 [B, F]) and *y (int64 [B]) on the loader's
+ * device, new references (recorded in the current scope like any returned tensor). At the end of
+ * the epoch: CT_END_OF_DATA with *x and *y NULL (not an error; nothing is recorded), until the
+ * next ct_data_loader_start_epoch. On an accelerator, the batch is ready for work queued on the
+ * current stream, and the next batch's copy is already under way. */
+ct_status ct_data_loader_next(ct_data_loader *loader, ct_tensor **x, ct_tensor **y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,95 @@
+/* Finding the shipped digits data set: $CTORCH_DATA, the source tree this library was built
+ * from, then the install location (relative to the installed library first, so that an
+ * installed tree that was moved still finds its data).
+ *
+ * The build passes CTORCH_SOURCE_DATA_DIR, CTORCH_INSTALL_DATA_DIR (absolute) and
+ * CTORCH_LIBDIR_TO_DATA_DIR / CTORCH_BINDIR_TO_DATA_DIR (relative: the library may be linked
+ * statically into a program in bin/). */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core_internal.h"
+#include "ctorch/data.h"
+
+#define DATA_FILE "digits.csv.gz"
+
+static _Thread_local char found[PATH_MAX + sizeof DATA_FILE + 1];
+
+static bool is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_folder(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* folder/DATA_FILE into `found` when that file exists. */
+static bool try_folder(const char *folder)
+{
+    int n = snprintf(found, sizeof found, "%s/%s", folder, DATA_FILE);
+    return n > 0 && (size_t)n < sizeof found && is_regular_file(found);
+}
+
+static const char *from_environment(const char *value)
+{
+    if (is_regular_file(value) && strlen(value) < sizeof found) {
+        strcpy(found, value);
+        return found;
+    }
+    if (is_folder(value) && try_folder(value)) return found;
+    return ct_error_null(CT_ERR_IO, "ct_default_dataset_path: CTORCH_DATA is '%s', which is "
+                         "neither a file nor a folder holding %s", value, DATA_FILE);
+}
+
+/* <the folder of the object holding this code>/relative, when that holds the file. */
+static bool try_next_to_library(const char *relative)
+{
+    Dl_info info;
+    if (!dladdr((void *)ct_default_dataset_path, &info) || !info.dli_fname) return false;
+    char object[PATH_MAX];
+    if (!realpath(info.dli_fname, object)) return false;
+    char folder[PATH_MAX + 64];
+    int n = snprintf(folder, sizeof folder, "%s/%s/ctorch", dirname(object), relative);
+    return n > 0 && (size_t)n < sizeof folder && try_folder(folder);
+}
+
+const char *ct_default_dataset_path(void)
+{
+    const char *variable = getenv("CTORCH_DATA");
+    if (variable && *variable) return from_environment(variable);
+#ifdef CTORCH_SOURCE_DATA_DIR
+    if (try_folder(CTORCH_SOURCE_DATA_DIR)) return found;
+#endif
+#ifdef CTORCH_LIBDIR_TO_DATA_DIR
+    if (try_next_to_library(CTORCH_LIBDIR_TO_DATA_DIR)) return found;
+#endif
+#ifdef CTORCH_BINDIR_TO_DATA_DIR
+    if (try_next_to_library(CTORCH_BINDIR_TO_DATA_DIR)) return found;
+#endif
+#ifdef CTORCH_INSTALL_DATA_DIR
+    if (try_folder(CTORCH_INSTALL_DATA_DIR)) return found;
+#endif
+    return ct_error_null(CT_ERR_IO, "ct_default_dataset_path: %s is in none of: $CTORCH_DATA "
+                         "(not set), the source tree (%s), the install location (%s); set "
+                         "CTORCH_DATA to the file or to its folder", DATA_FILE,
+#ifdef CTORCH_SOURCE_DATA_DIR
+                         CTORCH_SOURCE_DATA_DIR,
+#else
+                         "not known",
+#endif
+#ifdef CTORCH_INSTALL_DATA_DIR
+                         CTORCH_INSTALL_DATA_DIR
+#else
+                         "not known"
+#endif
+    );
+}
