@@ -21,6 +21,12 @@ typedef void (*ct_bench_report)(const ct_bench_result *result, void *context);
 /* Median seconds per call of fn(context) over `repeats` calls, after `warmup` calls. */
 double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats);
 
+/* Times ours and baseline (each over `repeats` calls after `warmup`, twice, interleaved so that
+ * clock drift affects both alike) and fills r's value and baseline as work / seconds, the ratio,
+ * and the target ratio >= min_ratio. */
+void ct_bench_compare(ct_bench_result *r, void (*ours)(void *), void (*baseline)(void *),
+                      void *context, int warmup, int repeats, double work, double min_ratio);
+
 /* Each benchmark group reports one result per measurement. */
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
 void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);

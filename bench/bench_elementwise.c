@@ -94,16 +94,8 @@ void ct_bench_elementwise(const char *filter, ct_bench_report report, void *cont
             if (!ct_bench_selected(filter, b->name)) continue;
             ct_bench_result r = {.unit = "GB/s"};
             snprintf(r.name, sizeof r.name, "%s", b->name);
-            double t_loop = ct_bench_time(b->loop, &e, 3, 30);
-            double t_ct = ct_bench_time(b->ctorch, &e, 3, 30);
-            t_loop = (t_loop + ct_bench_time(b->loop, &e, 0, 30)) / 2;
-            t_ct = (t_ct + ct_bench_time(b->ctorch, &e, 0, 30)) / 2;
             double gigabytes = (double)b->arrays * (double)bytes * 1e-9;
-            r.value = gigabytes / t_ct;
-            r.baseline = gigabytes / t_loop;
-            r.ratio = r.value / r.baseline;
-            snprintf(r.target, sizeof r.target, "ratio >= 0.8");
-            r.met = r.ratio >= 0.8;
+            ct_bench_compare(&r, b->ctorch, b->loop, &e, 3, 30, gigabytes, 0.8);
             report(&r, context);
         }
     }

@@ -49,16 +49,7 @@ void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
             ct_tensor_to_array(c.b, c.rb, bytes);
             int repeats = n <= 512 ? 50 : (n <= 1024 ? 10 : 4);
             double flops = 2.0 * n * (double)n * n;
-            /* Interleave the two so that clock drift affects both alike. */
-            double t_blas = ct_bench_time(run_cblas, &c, 2, repeats);
-            double t_ct = ct_bench_time(run_ctorch, &c, 2, repeats);
-            t_blas = (t_blas + ct_bench_time(run_cblas, &c, 0, repeats)) / 2;
-            t_ct = (t_ct + ct_bench_time(run_ctorch, &c, 0, repeats)) / 2;
-            r.value = flops / t_ct * 1e-9;
-            r.baseline = flops / t_blas * 1e-9;
-            r.ratio = r.value / r.baseline;
-            snprintf(r.target, sizeof r.target, "ratio >= 0.95");
-            r.met = r.ratio >= 0.95;
+            ct_bench_compare(&r, run_ctorch, run_cblas, &c, 2, repeats, flops * 1e-9, 0.95);
             report(&r, context);
         }
         ct_release(c.a);

@@ -35,6 +35,20 @@ double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats)
     return median;
 }
 
+void ct_bench_compare(ct_bench_result *r, void (*ours)(void *), void (*baseline)(void *),
+                      void *context, int warmup, int repeats, double work, double min_ratio)
+{
+    double t_baseline = ct_bench_time(baseline, context, warmup, repeats);
+    double t_ours = ct_bench_time(ours, context, warmup, repeats);
+    t_baseline = (t_baseline + ct_bench_time(baseline, context, 0, repeats)) / 2;
+    t_ours = (t_ours + ct_bench_time(ours, context, 0, repeats)) / 2;
+    r->value = work / t_ours;
+    r->baseline = work / t_baseline;
+    r->ratio = r->value / r->baseline;
+    snprintf(r->target, sizeof r->target, "ratio >= %g", min_ratio);
+    r->met = r->ratio >= min_ratio;
+}
+
 bool ct_bench_selected(const char *filter, const char *name)
 {
     return !filter || strstr(name, filter) != NULL;
