@@ -12,9 +12,11 @@ ct_train_config ct_train_config_default(ct_train_model model)
     ct_train_config config = {
         .model = model,
         .optimizer = CT_TRAIN_ADAM,
-        .epochs = model == CT_TRAIN_CNN ? 10 : 10,
+        /* Measured over split seeds 0-15 (mlp) and 0-11 (cnn): the mlp's test accuracy 96.1-99.2%,
+         * the cnn's 97.8-99.4%; about 1 s and 3 s on 2 cores. */
+        .epochs = model == CT_TRAIN_CNN ? 20 : 30,
         .batch_size = 32,
-        .lr = model == CT_TRAIN_CNN ? 1e-3 : 1e-3,
+        .lr = model == CT_TRAIN_CNN ? 3e-3 : 1e-3,
         .seed = 0,
         .device = CT_DEVICE_CPU,
     };

@@ -1,5 +1,5 @@
 /* The models of `ctorch train`, built from ctorch's nn modules:
- *   mlp: Linear(F, 128) ReLU Linear(128, C)
+ *   mlp: Linear(F, 256) ReLU Linear(256, C)
  *   cnn: the sample as a 1 x S x S image (S = sqrt F), Conv2d(1, 16, 3, padding 1) ReLU
  *        MaxPool2d(2) Conv2d(16, 32, 3, padding 1) ReLU MaxPool2d(2) Flatten Linear(32 S/4 S/4, C)
  * Small on purpose: digits has 1797 8 x 8 images, and the default run must take seconds. */
@@ -9,7 +9,7 @@
 
 #include "train.h"
 
-enum { MLP_HIDDEN = 128, CNN_CHANNELS1 = 16, CNN_CHANNELS2 = 32 };
+enum { MLP_HIDDEN = 256, CNN_CHANNELS1 = 16, CNN_CHANNELS2 = 32 };
 
 static const char *const model_names[CT_TRAIN_MODEL_COUNT] = {"mlp", "cnn"};
 static const char *const optimizer_names[CT_TRAIN_OPTIMIZER_COUNT] = {"sgd", "adam", "adamw"};
