@@ -125,6 +125,7 @@ static double now_seconds(void)
 /* ---- what the loop reports ---- */
 typedef struct progress {
     bool json, bar;
+    int epochs;
     double epoch_start, last_drawn;
 } progress;
 
@@ -142,7 +143,7 @@ static void draw_bar(void *context, int epoch, int64_t step, int64_t steps, cons
     char bar[BAR_WIDTH + 1];
     for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
     bar[BAR_WIDTH] = '\0';
-    printf("\repoch %d [%s] %lld/%lld  %.1f s", epoch, bar, (long long)(step + 1), (long long)steps,
+    printf("\repoch %d/%d [%s] %lld/%lld  %.1f s", epoch, p->epochs, bar, (long long)(step + 1), (long long)steps,
            now - p->epoch_start);
     fflush(stdout);
 }
@@ -187,7 +188,7 @@ static int train(const train_options *o, double start)
                (unsigned long long)o->config.seed);
         fflush(stdout);
     }
-    progress p = {.json = o->json, .bar = !o->json && isatty(STDOUT_FILENO)};
+    progress p = {.json = o->json, .bar = !o->json && isatty(STDOUT_FILENO), .epochs = o->config.epochs};
     ct_train_observer observer = {.on_step = p.bar ? draw_bar : NULL, .on_epoch = print_epoch, .context = &p};
     ct_train_result result;
     int exit_status = 0;
