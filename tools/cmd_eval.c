@@ -61,9 +61,11 @@ static int parse(int argc, char **argv, eval_options *o)
 static int evaluate(const eval_options *o, ct_device device)
 {
     ct_train_checkpoint checkpoint;
-    if (ct_train_checkpoint_load(o->checkpoint, o->map_location, &checkpoint) != CT_OK) {
+    ct_status loaded = ct_train_checkpoint_load(o->checkpoint, o->map_location, &checkpoint);
+    if (loaded != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        return CT_EXIT_FAILURE;
+        /* A bad --map-location, or one that is needed: the command line's fault. */
+        return loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
     }
     ct_train_data data;
     if (ct_train_data_load(o->data, checkpoint.split_seed, &data) != CT_OK) {

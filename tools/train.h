@@ -108,7 +108,9 @@ typedef struct ct_train_checkpoint {
 
 /* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
  * its metadata names and loads the weights strictly; names with a "module." prefix (DataParallel)
- * load too. Fails, naming the file, when the metadata is missing or does not fit. */
+ * load too. Fails with CT_ERR_IO, naming the file, when it cannot be read, is malformed, lacks the
+ * metadata or does not fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
+ * a bad map_location or a saved device that is not here and not mapped. */
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out);
 void ct_train_checkpoint_free(ct_train_checkpoint *checkpoint); /* NULL-safe */
 

@@ -54,16 +54,16 @@ static ct_status read_metadata(const ct_state_dict *sd, const char *path, ct_tra
 {
     const char *model = ct_state_dict_metadata(sd, KEY_MODEL);
     if (!model)
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s has no '" KEY_MODEL "' in its __metadata__: it "
+        return ct_train_fail(CT_ERR_IO, "%s has no '" KEY_MODEL "' in its __metadata__: it "
                              "was not saved by `ctorch train --save`, so the model to rebuild is unknown", path);
     if (!ct_train_model_parse(model, &out->kind))
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s: the model '%s' in its __metadata__ is not one "
+        return ct_train_fail(CT_ERR_IO, "%s: the model '%s' in its __metadata__ is not one "
                              "of mlp, cnn", path, model);
     uint64_t features, classes;
     if (!metadata_number(sd, KEY_FEATURES, MAX_FEATURES, &features) ||
         !metadata_number(sd, KEY_CLASSES, MAX_CLASSES, &classes) ||
         !metadata_number(sd, KEY_SPLIT_SEED, UINT64_MAX, &out->split_seed))
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s: its __metadata__ lacks a number (within bounds) for '"
+        return ct_train_fail(CT_ERR_IO, "%s: its __metadata__ lacks a number (within bounds) for '"
                              KEY_FEATURES "', '" KEY_CLASSES "' or '" KEY_SPLIT_SEED "'", path);
     out->features = (int64_t)features;
     out->classes = (int64_t)classes;
@@ -76,16 +76,20 @@ ct_status ct_train_checkpoint_load(const char *path, const char *map_location, c
     ct_state_dict *sd = ct_load(path, map_location);
     if (!sd) return ct_train_fail_library("loading the checkpoint");
     ct_status status = read_metadata(sd, path, out);
-    if (status == CT_OK && ct_state_dict_strip_prefix(sd, "module.") != CT_OK)
-        status = ct_train_fail_library(path);
+    /* From here on every failure is the file's: CT_ERR_IO, as ct_load reports bad files. */
+    if (status == CT_OK && ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
+        ct_train_fail_library(path);
+        status = CT_ERR_IO;
+    }
     if (status == CT_OK) {
         out->model = ct_train_model_create(out->kind, out->features, out->classes);
-        if (!out->model) status = CT_ERR_INVALID_ARGUMENT; /* the message is recorded */
+        if (!out->model) status = CT_ERR_IO; /* the message is recorded */
     }
     if (status == CT_OK && ct_module_load_state_dict(out->model, sd, true, NULL) != CT_OK) {
         char what[512];
         snprintf(what, sizeof what, "%s does not fit the %s model", path, ct_train_model_name(out->kind));
-        status = ct_train_fail_library(what);
+        ct_train_fail_library(what);
+        status = CT_ERR_IO;
     }
     ct_state_dict_free(sd);
     if (status != CT_OK) ct_train_checkpoint_free(out);

@@ -1,5 +1,5 @@
-/* `ctorch train` and `ctorch eval` as a user runs them: bad options fail with status 2 and a
- * message naming the input and what is valid; a short run prints plain lines (not a terminal) or
+/* `ctorch train` and `ctorch eval` as a user runs them: bad options (a bad map_location too) fail
+ * with status 2 and a message naming the input and what is valid; a short run prints plain lines (not a terminal) or
  * JSON lines ending with the summary; a checkpoint saved by train tests to the same accuracy in
  * eval, with or without DataParallel's "module." prefix; bad checkpoints fail cleanly. */
 #include <math.h>
@@ -248,6 +248,8 @@ static void eval_tests_a_saved_model_to_the_same_accuracy(void **state)
         assert_int_equal(status, 0);
         if (!strstr(out, "Using CPU\n") || !strstr(out, "Test accuracy of the ")) fail_msg("%s", out);
         free(out);
+        snprintf(args, sizeof args, "eval --device cpu --checkpoint %s --map-location bogus", path);
+        FAILS(args, 2, "map_location 'bogus'", "expected 'cpu'");
         unlink(path);
     }
 }
