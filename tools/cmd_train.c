@@ -29,7 +29,7 @@ static void usage(FILE *out)
             "  --model mlp|cnn           the model (default mlp)\n"
             "  --epochs N                passes over the training set (default %d for mlp, %d for cnn)\n"
             "  --batch-size N            samples per step (default %lld)\n"
-            "  --lr X                    the learning rate (default %g for mlp, %g for cnn)\n"
+            "  --lr X                    the learning rate (default %g for mlp, %g for cnn; %g with sgd)\n"
             "  --optimizer sgd|adam|adamw  (default %s; sgd uses momentum 0.9)\n"
             "  --seed N                  the split, the initialisation and the shuffles (default %llu)\n"
             "  --device D                cpu, opencl:N, cuda:N (default: the best device here)\n"
@@ -37,6 +37,7 @@ static void usage(FILE *out)
             "  --save FILE               write the trained model (safetensors) for `ctorch eval`\n"
             "  --json                    JSON lines: one per epoch, then the summary\n",
             mlp.epochs, cnn.epochs, (long long)mlp.batch_size, mlp.lr, cnn.lr,
+            ct_train_default_lr(CT_TRAIN_MLP, CT_TRAIN_SGD),
             ct_train_optimizer_name(mlp.optimizer), (unsigned long long)mlp.seed);
 }
 
@@ -92,12 +93,13 @@ static int parse(int argc, char **argv, train_options *o)
         if (!ct_arg_int(COMMAND, "--batch-size", g.batch_size, 1, 1 << 20, &n)) return CT_EXIT_USAGE;
         o->config.batch_size = n;
     }
-    if (g.lr && !ct_arg_double(COMMAND, "--lr", g.lr, 0, 100, &o->config.lr)) return CT_EXIT_USAGE;
     if (g.optimizer && !ct_train_optimizer_parse(g.optimizer, &o->config.optimizer)) {
         fprintf(stderr, "ctorch " COMMAND ": --optimizer '%s' is not an optimizer; use sgd, adam or adamw\n",
                 g.optimizer);
         return CT_EXIT_USAGE;
     }
+    o->config.lr = ct_train_default_lr(kind, o->config.optimizer);
+    if (g.lr && !ct_arg_double(COMMAND, "--lr", g.lr, 0, 100, &o->config.lr)) return CT_EXIT_USAGE;
     if (g.seed && !ct_arg_uint64(COMMAND, "--seed", g.seed, &o->config.seed)) return CT_EXIT_USAGE;
     if (o->data && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
     if (o->save) {
@@ -181,9 +183,10 @@ static int train(const train_options *o, double start)
     ct_device_format(o->config.device, device_name, sizeof device_name);
     if (!o->json) {
         ct_tool_print_using(stdout, o->config.device);
-        printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epochs, batch %lld, %s lr %g, "
+        printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld, %s lr %g, "
                "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
                (long long)ct_dataset_size(data.train), (long long)ct_dataset_size(data.test), o->config.epochs,
+               o->config.epochs == 1 ? "" : "s",
                (long long)o->config.batch_size, ct_train_optimizer_name(o->config.optimizer), o->config.lr,
                (unsigned long long)o->config.seed);
         fflush(stdout);

@@ -57,8 +57,11 @@ typedef struct ct_train_config {
     ct_device device;
 } ct_train_config;
 
-/* The defaults of `ctorch train --model <model>` on the cpu. */
+/* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
 ct_train_config ct_train_config_default(ct_train_model model);
+/* The default learning rate of a model with an optimizer (SGD, with momentum 0.9, needs a larger
+ * one than Adam). */
+double ct_train_default_lr(ct_train_model model, ct_train_optimizer optimizer);
 
 typedef struct ct_train_epoch {
     int epoch, epochs;      /* from 1 */

@@ -16,11 +16,17 @@ ct_train_config ct_train_config_default(ct_train_model model)
          * the cnn's 97.8-99.4%; about 1 s and 3 s on 2 cores. */
         .epochs = model == CT_TRAIN_CNN ? 20 : 30,
         .batch_size = 32,
-        .lr = model == CT_TRAIN_CNN ? 3e-3 : 1e-3,
+        .lr = ct_train_default_lr(model, CT_TRAIN_ADAM),
         .seed = 0,
         .device = CT_DEVICE_CPU,
     };
     return config;
+}
+
+double ct_train_default_lr(ct_train_model model, ct_train_optimizer optimizer)
+{
+    if (optimizer == CT_TRAIN_SGD) return 0.05; /* both models: 98.3% (mlp), 99.4% (cnn) at seed 0 */
+    return model == CT_TRAIN_CNN ? 3e-3 : 1e-3;
 }
 
 static double now_seconds(void)
