@@ -1,4 +1,4 @@
-/* ctorch: the command. `ctorch info`, `ctorch bench`; training comes with its own issue. */
+/* ctorch: the command. `ctorch info`, `ctorch bench`, `ctorch train`, `ctorch eval`. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +9,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ctorch <command> [options]\n\n"
                  "commands:\n"
+                 "  train [options]          train a model on the digits data set (train --help)\n"
+                 "  eval --checkpoint FILE   test a model saved by train --save (eval --help)\n"
                  "  info [--json]            backends, devices, memory, the best device\n"
                  "  bench [--json] [FILTER]  benchmarks against the libraries underneath\n"
                  "  version                  the library version\n");
@@ -22,6 +24,10 @@ int main(int argc, char **argv)
     }
     const char *command = argv[1];
     if (strcmp(command, "info") == 0) return ct_cmd_info(argc - 2, argv + 2);
+    if (strcmp(command, "train") == 0 || strcmp(command, "eval") == 0) {
+        ct_tool_prefer_passive_waiting(argv);
+        return command[0] == 't' ? ct_cmd_train(argc - 2, argv + 2) : ct_cmd_eval(argc - 2, argv + 2);
+    }
     if (strcmp(command, "bench") == 0) return ct_cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "version") == 0) {
         printf("ctorch %s\n", CT_VERSION_STRING);

@@ -2,12 +2,48 @@
 #ifndef CT_TOOL_H
 #define CT_TOOL_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "ctorch.h"
 
 int ct_cmd_info(int argc, char **argv);
 int ct_cmd_bench(int argc, char **argv);
+int ct_cmd_train(int argc, char **argv);
+int ct_cmd_eval(int argc, char **argv);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void ct_json_write_string(FILE *out, const char *s);
+
+/* ---- options (tools/tool_args.c) ----
+ * Exit statuses: 2 for a bad command line (and inputs that are missing), 1 for a failure while
+ * working. The parsers print "ctorch <command>: <what is wrong>; <what is valid>" to stderr and
+ * return false. */
+enum { CT_EXIT_FAILURE = 1, CT_EXIT_USAGE = 2 };
+
+/* Matches argv[*i] against option (`--epochs 5` or `--epochs=5`): true and *value set when it is
+ * that option, advancing *i past a separate value. A missing value prints an error and sets
+ * *value to NULL. */
+bool ct_arg_option(const char *command, int argc, char **argv, int *i, const char *option, const char **value);
+/* Integers in [min, max]; numbers in (min, max]. */
+bool ct_arg_int(const char *command, const char *option, const char *text, long long min, long long max,
+                long long *out);
+bool ct_arg_uint64(const char *command, const char *option, const char *text, uint64_t *out);
+bool ct_arg_double(const char *command, const char *option, const char *text, double min, double max,
+                   double *out);
+/* A file that exists and can be read. */
+bool ct_arg_readable_file(const char *command, const char *option, const char *path);
+
+/* Restarts the program with OMP_WAIT_POLICY=passive unless the variable is set
+ * (tools/tool_env.c says why); returns only when it is set or the restart fails. */
+void ct_tool_prefer_passive_waiting(char **argv);
+
+/* ---- devices (tools/tool_device.c) ---- */
+/* The device named by text (`--device`), or the best one here (ct_best_device, which reads
+ * CTORCH_DEVICE) when text is NULL. */
+bool ct_tool_choose_device(const char *command, const char *text, ct_device *out);
+/* "Using CPU" or "Using opencl:0 (pthread-AMD EPYC ...)", as the seeds print "Using GPU". */
+void ct_tool_print_using(FILE *out, ct_device device);
 
 #endif

@@ -1,0 +1,161 @@
+/* `ctorch train`'s training code gives the same run on the cpu and on opencl:0 with the same
+ * seed: the loss of every step of 3 epochs agrees within 1e-4 relative (the mlp on the digits,
+ * the cnn on part of them); and a checkpoint saved from opencl:0 loads on the cpu through a
+ * map_location and tests to the same accuracy there. */
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "test_common.h"
+#include "train.h"
+
+#define OPENCL0 ((ct_device){CT_OPENCL, 0})
+
+enum { EPOCHS = 3, MAX_STEPS = 1024, CNN_SAMPLES = 480 };
+
+typedef struct step_losses {
+    double values[MAX_STEPS];
+    int64_t count;
+} step_losses;
+
+static void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
+{
+    (void)epoch, (void)step, (void)steps;
+    step_losses *losses = context;
+    assert_true(losses->count < MAX_STEPS);
+    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
+    losses->count++;
+}
+
+static bool have_opencl(void) { return ct_device_count(CT_OPENCL) > 0; }
+
+static void load_digits(ct_train_data *data)
+{
+    if (ct_train_data_load(CTORCH_DIGITS_PATH, 0, data) != CT_OK) fail_msg("%s", ct_train_error_message());
+}
+
+/* The first n training samples of data, as the training set (the test set stays). */
+static void keep_first_training_samples(ct_train_data *data, int64_t n)
+{
+    ct_scope_push();
+    ct_tensor *x = ct_narrow(ct_dataset_features(data->train), 0, 0, n);
+    ct_tensor *y = ct_narrow(ct_dataset_labels(data->train), 0, 0, n);
+    ct_dataset *part = ct_dataset_from_tensors(x, y);
+    assert_non_null(part);
+    ct_scope_pop();
+    ct_dataset_free(data->train);
+    data->train = part;
+}
+
+/* Trains a new model of kind with the default settings but EPOCHS epochs on device, recording
+ * every step's loss; returns the model and its test accuracy. */
+static ct_module *train_on(ct_train_model kind, const ct_train_data *data, ct_device device, step_losses *losses,
+                           double *accuracy)
+{
+    ct_train_config config = ct_train_config_default(kind);
+    config.epochs = EPOCHS;
+    config.device = device;
+    ct_manual_seed(config.seed);
+    ct_module *model = ct_train_model_create(kind, data->features, data->classes);
+    if (!model) fail_msg("%s", ct_train_error_message());
+    losses->count = 0;
+    ct_train_observer observer = {.on_step = record_loss, .context = losses};
+    ct_train_result result;
+    if (ct_train_run(model, data, &config, &observer, &result) != CT_OK) fail_msg("%s", ct_train_error_message());
+    *accuracy = result.test_accuracy;
+    return model;
+}
+
+static void assert_same_losses(const step_losses *cpu, const step_losses *device, const char *model)
+{
+    assert_int_equal(device->count, cpu->count);
+    for (int64_t i = 0; i < cpu->count; i++)
+        if (!(fabs(device->values[i] - cpu->values[i]) <= 1e-4 * fabs(cpu->values[i])))
+            fail_msg("%s, step %lld of %lld: opencl:0 %.9g, cpu %.9g", model, (long long)i, (long long)cpu->count,
+                     device->values[i], cpu->values[i]);
+}
+
+static step_losses on_cpu, on_device;
+
+static void the_mlp_trains_the_same_on_cpu_and_opencl(void **state)
+{
+    (void)state;
+    if (!have_opencl()) skip();
+    ct_train_data data;
+    load_digits(&data);
+    double cpu_accuracy, device_accuracy;
+    ct_module_release(train_on(CT_TRAIN_MLP, &data, CT_DEVICE_CPU, &on_cpu, &cpu_accuracy));
+    ct_module_release(train_on(CT_TRAIN_MLP, &data, OPENCL0, &on_device, &device_accuracy));
+    assert_true(on_cpu.count >= EPOCHS * 40); /* 1437 samples in batches of 32: 45 steps an epoch */
+    assert_same_losses(&on_cpu, &on_device, "mlp");
+    ct_train_data_free(&data);
+}
+
+static void the_cnn_trains_the_same_on_cpu_and_opencl(void **state)
+{
+    (void)state;
+    if (!have_opencl()) skip();
+    ct_train_data data;
+    load_digits(&data);
+    keep_first_training_samples(&data, CNN_SAMPLES);
+    double cpu_accuracy, device_accuracy;
+    ct_module_release(train_on(CT_TRAIN_CNN, &data, CT_DEVICE_CPU, &on_cpu, &cpu_accuracy));
+    ct_module_release(train_on(CT_TRAIN_CNN, &data, OPENCL0, &on_device, &device_accuracy));
+    assert_int_equal(on_cpu.count, EPOCHS * CNN_SAMPLES / 32);
+    assert_same_losses(&on_cpu, &on_device, "cnn");
+    ct_train_data_free(&data);
+}
+
+static void a_checkpoint_from_opencl_tests_the_same_on_the_cpu(void **state)
+{
+    (void)state;
+    if (!have_opencl()) skip();
+    ct_train_data data;
+    load_digits(&data);
+    double device_accuracy;
+    ct_module *model = train_on(CT_TRAIN_MLP, &data, OPENCL0, &on_device, &device_accuracy);
+    char path[] = "/tmp/ctorch_equivalence_XXXXXX.safetensors";
+    int fd = mkstemps(path, 12);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(ct_train_checkpoint_save(model, CT_TRAIN_MLP, data.features, data.classes, 0, path), CT_OK);
+
+    /* Saved from opencl:0: without a map the tensors load there, through the map onto the cpu. */
+    ct_state_dict *kept = ct_load(path, NULL), *mapped = ct_load(path, "opencl:0=cpu");
+    assert_non_null(kept);
+    assert_non_null(mapped);
+    assert_string_equal(ct_state_dict_metadata(kept, "ctorch.device.0.weight"), "opencl:0");
+    for (int64_t i = 0; i < ct_state_dict_count(mapped); i++) {
+        ct_tensor *k = ct_state_dict_tensor_at(kept, i), *m = ct_state_dict_tensor_at(mapped, i);
+        assert_true(ct_device_equal(ct_tensor_device(k), OPENCL0));
+        assert_true(ct_device_equal(ct_tensor_device(m), CT_DEVICE_CPU));
+        ct_release(k);
+        ct_release(m);
+    }
+    ct_state_dict_free(kept);
+    ct_state_dict_free(mapped);
+
+    ct_train_checkpoint checkpoint;
+    if (ct_train_checkpoint_load(path, "opencl:0=cpu", &checkpoint) != CT_OK)
+        fail_msg("%s", ct_train_error_message());
+    assert_int_equal(checkpoint.kind, CT_TRAIN_MLP);
+    assert_true(ct_device_equal(ct_module_device(checkpoint.model), CT_DEVICE_CPU));
+    double cpu_accuracy;
+    assert_int_equal(ct_train_evaluate(checkpoint.model, data.test, CT_DEVICE_CPU, &cpu_accuracy), CT_OK);
+    if (cpu_accuracy != device_accuracy)
+        fail_msg("tested on opencl:0 %.6f, on the cpu after loading %.6f", device_accuracy, cpu_accuracy);
+    ct_train_checkpoint_free(&checkpoint);
+    ct_module_release(model);
+    unlink(path);
+    ct_train_data_free(&data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_mlp_trains_the_same_on_cpu_and_opencl),
+        cmocka_unit_test(the_cnn_trains_the_same_on_cpu_and_opencl),
+        cmocka_unit_test(a_checkpoint_from_opencl_tests_the_same_on_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,117 @@
+/* ctorch eval --checkpoint FILE: rebuilds the model a `ctorch train --save` checkpoint names, loads
+ * it (through --map-location, as torch.load's map_location) on the best device (or --device) and
+ * prints its accuracy on the test part of the data it was trained with (the same seeded split). */
+#include <math.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "tool.h"
+#include "train.h"
+
+#define COMMAND "eval"
+
+typedef struct eval_options {
+    const char *checkpoint, *device, *map_location, *data;
+    bool json;
+} eval_options;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: ctorch eval --checkpoint FILE [options]\n\n"
+                 "  --checkpoint FILE     a model saved by ctorch train --save\n"
+                 "  --device D            where to evaluate: cpu, opencl:N, cuda:N (default: the best device)\n"
+                 "  --map-location MAP    where the saved tensors load: a device (cpu) or pairs such as\n"
+                 "                        opencl:0=cpu,cuda:1=cpu (default: the devices they were saved from)\n"
+                 "  --data FILE           the CSV file the model was trained on (default: the shipped digits)\n"
+                 "  --json                one JSON line\n");
+}
+
+static int parse(int argc, char **argv, eval_options *o)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--json") == 0) {
+            o->json = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (ct_arg_option(COMMAND, argc, argv, &i, "--checkpoint", &v)) o->checkpoint = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--device", &v)) o->device = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--map-location", &v)) o->map_location = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
+        else {
+            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --device, "
+                    "--map-location, --data, --json (ctorch eval --help)\n", argv[i]);
+            return CT_EXIT_USAGE;
+        }
+        if (!v) return CT_EXIT_USAGE;
+    }
+    if (!o->checkpoint) {
+        fprintf(stderr, "ctorch " COMMAND ": --checkpoint FILE is required (a model saved by ctorch train --save)\n");
+        return CT_EXIT_USAGE;
+    }
+    if (!ct_arg_readable_file(COMMAND, "--checkpoint", o->checkpoint)) return CT_EXIT_USAGE;
+    if (o->data && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
+    return 0;
+}
+
+static int evaluate(const eval_options *o, ct_device device)
+{
+    ct_train_checkpoint checkpoint;
+    ct_status loaded = ct_train_checkpoint_load(o->checkpoint, o->map_location, &checkpoint);
+    if (loaded != CT_OK) {
+        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        /* A bad --map-location, or one that is needed: the command line's fault. */
+        return loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
+    }
+    ct_train_data data;
+    if (ct_train_data_load(o->data, checkpoint.split_seed, &data) != CT_OK) {
+        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        ct_train_checkpoint_free(&checkpoint);
+        return CT_EXIT_FAILURE;
+    }
+    int exit_status = 0;
+    double accuracy = 0;
+    if (data.features != checkpoint.features || data.classes != checkpoint.classes) {
+        fprintf(stderr, "ctorch " COMMAND ": %s was trained on samples of %lld features and %lld classes; "
+                "the data has %lld and %lld (pass the training data with --data)\n", o->checkpoint,
+                (long long)checkpoint.features, (long long)checkpoint.classes, (long long)data.features,
+                (long long)data.classes);
+        exit_status = CT_EXIT_USAGE;
+    } else if (ct_train_evaluate(checkpoint.model, data.test, device, &accuracy) != CT_OK) {
+        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        exit_status = CT_EXIT_FAILURE;
+    }
+    if (exit_status == 0) {
+        int64_t tested = ct_dataset_size(data.test);
+        char device_name[CT_DEVICE_STRING_MAX];
+        ct_device_format(device, device_name, sizeof device_name);
+        if (o->json) {
+            printf("{\"device\": ");
+            ct_json_write_string(stdout, device_name);
+            printf(", \"model\": \"%s\", \"checkpoint\": ", ct_train_model_name(checkpoint.kind));
+            ct_json_write_string(stdout, o->checkpoint);
+            printf(", \"test_samples\": %lld, \"test_accuracy\": %.6g}\n", (long long)tested, accuracy);
+        } else {
+            ct_tool_print_using(stdout, device);
+            printf("Test accuracy of the %s in %s: %.2f%% (%lld/%lld)\n", ct_train_model_name(checkpoint.kind),
+                   o->checkpoint, 100 * accuracy, (long long)llround(accuracy * (double)tested), (long long)tested);
+        }
+    }
+    ct_train_data_free(&data);
+    ct_train_checkpoint_free(&checkpoint);
+    return exit_status;
+}
+
+int ct_cmd_eval(int argc, char **argv)
+{
+    eval_options o = {0};
+    int status = parse(argc, argv, &o);
+    if (status != 0) return status;
+    ct_device device;
+    if (!ct_tool_choose_device(COMMAND, o.device, &device)) return CT_EXIT_USAGE;
+    return evaluate(&o, device);
+}

@@ -1,0 +1,120 @@
+/* Training on a CSV data set (the shipped digits by default): the models of `ctorch train`, the
+ * data split, the epoch loop, evaluation and checkpoints. `ctorch train` and `ctorch eval` print;
+ * this code computes (the tests call it directly). A function that fails returns its status and
+ * leaves a one-line message in ct_train_error_message(). */
+#ifndef CT_TRAIN_H
+#define CT_TRAIN_H
+
+#include "ctorch.h"
+
+/* ---- errors ---- */
+/* The message of this thread's last failure in the training code ("" when none). */
+const char *ct_train_error_message(void);
+/* Records a failure of the training code itself and returns status. */
+ct_status ct_train_fail(ct_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records the library's last failure (ct_last_error, ct_last_error_message) after "what: ";
+ * returns its status (CT_ERR_INTERNAL when the library recorded none). */
+ct_status ct_train_fail_library(const char *what);
+
+/* ---- models ---- */
+typedef enum ct_train_model { CT_TRAIN_MLP = 0, CT_TRAIN_CNN, CT_TRAIN_MODEL_COUNT } ct_train_model;
+typedef enum ct_train_optimizer { CT_TRAIN_SGD = 0, CT_TRAIN_ADAM, CT_TRAIN_ADAMW, CT_TRAIN_OPTIMIZER_COUNT } ct_train_optimizer;
+
+/* "mlp", "cnn" / "sgd", "adam", "adamw". */
+const char *ct_train_model_name(ct_train_model model);
+const char *ct_train_optimizer_name(ct_train_optimizer optimizer);
+/* Names to values; false (nothing recorded) for a name that is not one of them. */
+bool ct_train_model_parse(const char *text, ct_train_model *out);
+bool ct_train_optimizer_parse(const char *text, ct_train_optimizer *out);
+
+/* A new model on the cpu for samples of `features` values and `classes` classes, initialised from
+ * ctorch's global seed (ct_manual_seed first for a reproducible model). The cnn reads each sample
+ * as a square one-channel image, so features must be a square (64: 8 x 8 for digits). */
+ct_module *ct_train_model_create(ct_train_model model, int64_t features, int64_t classes);
+
+/* ---- data ---- */
+#define CT_TRAIN_TEST_FRACTION 0.2
+
+typedef struct ct_train_data {
+    ct_dataset *train, *test;
+    int64_t features, classes;
+} ct_train_data;
+
+/* Reads path (NULL: the shipped digits, ct_default_dataset_path) with the digits' scale (features
+ * / 16; the same for any CSV: `ctorch train --data` expects values 0..16 as digits has) and splits
+ * it with the seed: CT_TRAIN_TEST_FRACTION of it for testing. */
+ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out);
+void ct_train_data_free(ct_train_data *data); /* NULL-safe; leaves the struct empty */
+
+/* ---- the loop ---- */
+typedef struct ct_train_config {
+    ct_train_model model;
+    ct_train_optimizer optimizer;
+    int epochs;
+    int64_t batch_size;
+    double lr;
+    uint64_t seed;    /* the split, the model's initialisation, the shuffles, dropout */
+    ct_device device;
+} ct_train_config;
+
+/* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
+ct_train_config ct_train_config_default(ct_train_model model);
+/* The default learning rate of a model with an optimizer (SGD, with momentum 0.9, needs a larger
+ * one than Adam). */
+double ct_train_default_lr(ct_train_model model, ct_train_optimizer optimizer);
+
+typedef struct ct_train_epoch {
+    int epoch, epochs;      /* from 1 */
+    double loss;            /* the mean training loss over the epoch's batches */
+    double accuracy;        /* the fraction of the epoch's training samples classified right */
+    int64_t samples;
+    double seconds;
+    double samples_per_second;
+} ct_train_epoch;
+
+/* What the loop tells its caller as it goes; every callback may be NULL. on_step receives each
+ * step's loss tensor (borrowed; reading it waits for the device). */
+typedef struct ct_train_observer {
+    void (*on_step)(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss);
+    void (*on_epoch)(void *context, const ct_train_epoch *epoch);
+    void *context;
+} ct_train_observer;
+
+typedef struct ct_train_result {
+    double final_loss;       /* the last epoch's mean loss */
+    double train_seconds;    /* the epochs, evaluation excluded */
+    double samples_per_second;
+    double test_accuracy;
+} ct_train_result;
+
+/* Trains model (moved to config->device) on data->train for config->epochs epochs with
+ * cross-entropy, then measures the accuracy on data->test. Seeds ctorch's generator from
+ * config->seed first (dropout masks). observer may be NULL. */
+ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
+                       const ct_train_observer *observer, ct_train_result *result);
+
+/* The fraction of ds classified right by model (in eval mode, without gradients) on device. */
+ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy);
+
+/* ---- checkpoints ----
+ * The model's state dict in safetensors, with what `ctorch eval` needs to rebuild it in
+ * __metadata__: "ctorch.train.model", ".features", ".classes", ".split_seed". */
+ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, int64_t features,
+                                   int64_t classes, uint64_t split_seed, const char *path);
+
+typedef struct ct_train_checkpoint {
+    ct_module *model; /* rebuilt and loaded, on the cpu */
+    ct_train_model kind;
+    int64_t features, classes;
+    uint64_t split_seed;
+} ct_train_checkpoint;
+
+/* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
+ * its metadata names and loads the weights strictly; names with a "module." prefix (DataParallel)
+ * load too. Fails with CT_ERR_IO, naming the file, when it cannot be read, is malformed, lacks the
+ * metadata or does not fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
+ * a bad map_location or a saved device that is not here and not mapped. */
+ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out);
+void ct_train_checkpoint_free(ct_train_checkpoint *checkpoint); /* NULL-safe */
+
+#endif

@@ -1,0 +1,212 @@
+/* The epoch loop of `ctorch train`: batches from the loader on the training device, forward,
+ * cross-entropy, backward, an optimizer step; the epoch's loss and accuracy are summed on the
+ * device and read once per epoch, so an accelerator is not stopped after every step. */
+#include <time.h>
+
+#include "train.h"
+
+enum { EVAL_BATCH = 256 };
+
+ct_train_config ct_train_config_default(ct_train_model model)
+{
+    ct_train_config config = {
+        .model = model,
+        .optimizer = CT_TRAIN_ADAM,
+        /* Measured over split seeds 0-15 (mlp) and 0-11 (cnn): the mlp's test accuracy 96.1-99.2%,
+         * the cnn's 97.8-99.4%; about 1 s and 3 s on 2 cores. */
+        .epochs = model == CT_TRAIN_CNN ? 20 : 30,
+        .batch_size = 32,
+        .lr = ct_train_default_lr(model, CT_TRAIN_ADAM),
+        .seed = 0,
+        .device = CT_DEVICE_CPU,
+    };
+    return config;
+}
+
+double ct_train_default_lr(ct_train_model model, ct_train_optimizer optimizer)
+{
+    if (optimizer == CT_TRAIN_SGD) return 0.05; /* both models: 98.3% (mlp), 99.4% (cnn) at seed 0 */
+    return model == CT_TRAIN_CNN ? 3e-3 : 1e-3;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static ct_optimizer *make_optimizer(const ct_train_config *config, const ct_module *model)
+{
+    if (config->optimizer == CT_TRAIN_SGD) {
+        ct_sgd_options o = ct_sgd_options_default(config->lr);
+        o.momentum = 0.9;
+        return ct_optim_sgd(model, &o);
+    }
+    if (config->optimizer == CT_TRAIN_ADAMW) {
+        ct_adam_options o = ct_adamw_options_default(config->lr);
+        return ct_optim_adamw(model, &o);
+    }
+    ct_adam_options o = ct_adam_options_default(config->lr);
+    return ct_optim_adam(model, &o);
+}
+
+/* *sum += addend, the new sum kept in the enclosing (the epoch's) scope: the step's scope is
+ * popped before the next step, the epoch's once the sums are read. */
+static bool accumulate(ct_tensor **sum, ct_tensor *addend)
+{
+    ct_tensor *next = *sum ? ct_add(*sum, addend) : addend;
+    if (!next) return false;
+    *sum = ct_scope_keep(next);
+    return *sum != NULL;
+}
+
+/* How many of the batch's predictions (argmax of logits) equal labels: an int64 scalar. */
+static ct_tensor *count_correct(const ct_tensor *logits, const ct_tensor *labels)
+{
+    return ct_sum(ct_eq(ct_argmax(logits, 1, false), labels), NULL, 0, false);
+}
+
+/* One step on (x, y); adds the batch's summed loss and correct count to the sums. */
+static ct_status train_step(ct_module *model, ct_optimizer *optimizer, const ct_tensor *x, const ct_tensor *y,
+                            ct_tensor **loss_sum, ct_tensor **correct_sum, const ct_train_observer *observer,
+                            int epoch, int64_t step, int64_t steps)
+{
+    ct_optimizer_zero_grad(optimizer);
+    ct_tensor *logits = ct_module_forward(model, x);
+    ct_tensor *loss = ct_cross_entropy(logits, y, 0.0);
+    if (!loss) return ct_train_fail_library("the forward pass");
+    if (ct_backward(loss) != CT_OK) return ct_train_fail_library("the backward pass");
+    if (ct_optimizer_step(optimizer) != CT_OK) return ct_train_fail_library("the optimizer step");
+    ct_no_grad_push();
+    bool summed = accumulate(loss_sum, ct_mul_scalar(ct_detach(loss), (double)ct_tensor_size(x, 0))) &&
+                  accumulate(correct_sum, count_correct(logits, y));
+    ct_no_grad_pop();
+    if (!summed) return ct_train_fail_library("summing the loss");
+    if (observer && observer->on_step) observer->on_step(observer->context, epoch, step, steps, loss);
+    return CT_OK;
+}
+
+static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_loader *loader, int epoch,
+                           const ct_train_observer *observer, ct_train_epoch *stats)
+{
+    double start = now_seconds();
+    ct_module_train(model, true);
+    if (ct_data_loader_start_epoch(loader, epoch - 1) != CT_OK) return ct_train_fail_library("the data loader");
+    ct_scope_push();
+    ct_tensor *loss_sum = NULL, *correct_sum = NULL;
+    int64_t steps = ct_data_loader_num_batches(loader), samples = 0;
+    ct_status status = CT_OK;
+    for (int64_t step = 0; status == CT_OK; step++) {
+        ct_scope_push();
+        ct_tensor *x, *y;
+        ct_status next = ct_data_loader_next(loader, &x, &y);
+        if (next == CT_END_OF_DATA) {
+            ct_scope_pop();
+            break;
+        }
+        if (next != CT_OK) {
+            status = ct_train_fail_library("the data loader");
+        } else {
+            samples += ct_tensor_size(x, 0);
+            status = train_step(model, optimizer, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
+        }
+        ct_scope_pop();
+    }
+    double loss = 0;
+    int64_t correct = 0;
+    if (status == CT_OK && samples > 0 &&
+        (ct_item(loss_sum, &loss) != CT_OK || ct_item_int64(correct_sum, &correct) != CT_OK))
+        status = ct_train_fail_library("reading the epoch's loss");
+    ct_scope_pop();
+    if (status != CT_OK) return status;
+    stats->epoch = epoch;
+    stats->samples = samples;
+    stats->loss = samples ? loss / (double)samples : 0.0;
+    stats->accuracy = samples ? (double)correct / (double)samples : 0.0;
+    stats->seconds = now_seconds() - start;
+    stats->samples_per_second = stats->seconds > 0 ? (double)samples / stats->seconds : 0.0;
+    return CT_OK;
+}
+
+ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
+                       const ct_train_observer *observer, ct_train_result *result)
+{
+    *result = (ct_train_result){0};
+    if (config->epochs < 1 || config->batch_size < 1 || !(config->lr > 0))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "epochs (%d), batch size (%lld) and learning rate "
+                             "(%g) must be positive", config->epochs, (long long)config->batch_size, config->lr);
+    if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
+    ct_manual_seed(config->seed);
+    ct_optimizer *optimizer = make_optimizer(config, model);
+    if (!optimizer) return ct_train_fail_library("making the optimizer");
+    ct_data_loader_options options = ct_data_loader_options_default();
+    options.batch_size = config->batch_size;
+    options.shuffle = true;
+    options.seed = config->seed;
+    options.device = config->device;
+    ct_data_loader *loader = ct_data_loader_create(data->train, &options);
+    if (!loader) {
+        ct_optimizer_free(optimizer);
+        return ct_train_fail_library("making the data loader");
+    }
+    ct_status status = CT_OK;
+    int64_t samples = 0;
+    for (int epoch = 1; epoch <= config->epochs && status == CT_OK; epoch++) {
+        ct_train_epoch stats = {.epochs = config->epochs};
+        status = run_epoch(model, optimizer, loader, epoch, observer, &stats);
+        if (status != CT_OK) break;
+        samples += stats.samples;
+        result->train_seconds += stats.seconds;
+        result->final_loss = stats.loss;
+        if (observer && observer->on_epoch) observer->on_epoch(observer->context, &stats);
+    }
+    ct_data_loader_destroy(loader);
+    ct_optimizer_free(optimizer);
+    if (status != CT_OK) return status;
+    result->samples_per_second = result->train_seconds > 0 ? (double)samples / result->train_seconds : 0.0;
+    return ct_train_evaluate(model, data->test, config->device, &result->test_accuracy);
+}
+
+ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy)
+{
+    *accuracy = 0;
+    if (ct_module_to(model, device) != CT_OK) return ct_train_fail_library("moving the model");
+    ct_data_loader_options options = ct_data_loader_options_default();
+    options.batch_size = EVAL_BATCH;
+    options.device = device;
+    ct_data_loader *loader = ct_data_loader_create(ds, &options);
+    if (!loader) return ct_train_fail_library("making the data loader");
+    ct_module_eval(model);
+    ct_no_grad_push();
+    ct_scope_push();
+    ct_tensor *correct_sum = NULL;
+    ct_status status = CT_OK;
+    int64_t samples = 0;
+    while (status == CT_OK) {
+        ct_scope_push();
+        ct_tensor *x, *y;
+        ct_status next = ct_data_loader_next(loader, &x, &y);
+        if (next == CT_END_OF_DATA) {
+            ct_scope_pop();
+            break;
+        }
+        if (next != CT_OK) {
+            status = ct_train_fail_library("the data loader");
+        } else {
+            samples += ct_tensor_size(x, 0);
+            if (!accumulate(&correct_sum, count_correct(ct_module_forward(model, x), y)))
+                status = ct_train_fail_library("evaluating the model");
+        }
+        ct_scope_pop();
+    }
+    int64_t correct = 0;
+    if (status == CT_OK && samples > 0 && ct_item_int64(correct_sum, &correct) != CT_OK)
+        status = ct_train_fail_library("reading the accuracy");
+    ct_scope_pop();
+    ct_no_grad_pop();
+    ct_module_train(model, true);
+    ct_data_loader_destroy(loader);
+    if (status == CT_OK) *accuracy = samples ? (double)correct / (double)samples : 0.0;
+    return status;
+}
