@@ -63,6 +63,12 @@ ct_status ct_dist_init(void);
  * initialised it. A no-op when the group is not initialised. Collective: every rank calls it. */
 ct_status ct_dist_finalize(void);
 bool ct_dist_is_initialized(void);
+/* Ends every process of the job at once with exit_code (MPI_Abort on ctorch's communicator):
+ * for a rank that hits an error the others cannot know about while they wait for it in a
+ * collective. A rank that simply exits with an error without ct_dist_finalize ends the job too
+ * (mpirun's default), but one that calls ct_dist_finalize first may wait in MPI_Finalize for
+ * ranks that wait for it. Before ct_dist_init (or without MPI) it ends this process alone. */
+void ct_dist_abort(int exit_code);
 
 /* This process's rank in [0, world size), and the world size. -1 (and CT_ERR_UNAVAILABLE)
  * before ct_dist_init. */

@@ -1,6 +1,7 @@
 /* The process group over MPI: joining and leaving it, rank, world size, and the local rank
  * among the processes of one machine. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "distributed/dist_internal.h"
 
@@ -116,6 +117,14 @@ ct_status ct_dist_finalize(void)
 }
 
 bool ct_dist_is_initialized(void) { return ct_dist_group_state.initialized; }
+
+void ct_dist_abort(int exit_code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (ct_dist_group_state.initialized) MPI_Abort(ct_dist_group_state.comm, exit_code);
+    exit(exit_code);
+}
 
 int ct_dist_rank(void)
 {

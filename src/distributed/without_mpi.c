@@ -1,5 +1,8 @@
 /* The distributed calls of a ctorch built without MPI: each says so. (CMake compiles this file
  * instead of the MPI ones when CTORCH_WITH_MPI is OFF or MPI was not found.) */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "core/core_internal.h"
 #include "ctorch/distributed.h"
 
@@ -13,6 +16,13 @@ ct_status ct_dist_init(void) { return not_built("ct_dist_init"); }
 /* Nothing to leave, as in an MPI build before ct_dist_init. */
 ct_status ct_dist_finalize(void) { return CT_OK; }
 bool ct_dist_is_initialized(void) { return false; }
+
+void ct_dist_abort(int exit_code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    exit(exit_code);
+}
 int ct_dist_rank(void) { return not_built("ct_dist_rank"), -1; }
 int ct_dist_world_size(void) { return not_built("ct_dist_world_size"), -1; }
 int ct_dist_local_rank(void) { return not_built("ct_dist_local_rank"), -1; }
