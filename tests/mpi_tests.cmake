@@ -50,6 +50,12 @@ function(ctorch_set_mpi_test_properties)
   # Two ranks share the 2 cores with their OpenMP threads: spinning threads would starve the
   # other rank. hwloc need not open PoCL while mpirun starts.
   set(environment ${CTORCH_TEST_ENVIRONMENT} "OMP_WAIT_POLICY=passive" "HWLOC_COMPONENTS=-opencl")
+  if(CTORCH_SANITIZE)
+    # Full stacks for leaks: what OpenMPI keeps past MPI_Finalize is allocated in plugins without
+    # frame pointers, and only the whole stack reaches the MPI libraries tests/lsan.supp names.
+    list(FILTER environment EXCLUDE REGEX "^ASAN_OPTIONS=")
+    list(APPEND environment "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:fast_unwind_on_malloc=0")
+  endif()
   set_tests_properties(${CTORCH_MPI_TEST_NAMES} PROPERTIES ENVIRONMENT "${environment}"
                        TIMEOUT ${CTORCH_MPI_TEST_TIMEOUT} PROCESSORS 2)
 endfunction()
