@@ -18,6 +18,8 @@
  *   CT_ERR_DTYPE   dtypes differ,
  *   CT_ERR_INVALID_ARGUMENT   different collectives, ops or roots,
  *   and on the other ranks the failing rank's own status when one rank could not take part.
+ * After an error, an all_gather's output may hold this rank's input in its slice (it is copied
+ * there before the check); other tensors are left as they were.
  * A rank that never calls the collective at all (it exited, or it waits elsewhere) cannot be
  * told apart from a slow one: when a process exits with an error, mpirun ends the whole job.
  *
