@@ -34,11 +34,15 @@ void ct_bench_overhead(const char *filter, ct_bench_report report, void *context
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);
+/* Between the ranks of an MPI job (under mpirun; skipped with a note otherwise). */
+void ct_bench_distributed(const char *filter, ct_bench_report report, void *context);
 
 /* Does `name` pass the command line's filter (a substring; NULL passes all)? */
 bool ct_bench_selected(const char *filter, const char *name);
 
-/* `ctorch bench` and `ctorch-bench`: [--json] [FILTER]. Returns the exit status. */
+/* `ctorch bench` and `ctorch-bench`: [--json] [FILTER]. Returns the exit status. Under mpirun
+ * (a launcher world size above 1) it runs the distributed benchmarks alone, on every rank, and
+ * rank 0 prints. */
 int ct_bench_main(int argc, char **argv);
 
 #endif

@@ -74,6 +74,12 @@ static void print_result(const ct_bench_result *r, void *context)
     fflush(stdout);
 }
 
+static void ignore_result(const ct_bench_result *r, void *context)
+{
+    (void)r;
+    (void)context;
+}
+
 int ct_bench_main(int argc, char **argv)
 {
     printer p = {false, 0};
@@ -87,14 +93,29 @@ int ct_bench_main(int argc, char **argv)
         } else
             filter = argv[i];
     }
-    if (!p.json)
+    /* Under mpirun the ranks run the distributed benchmarks together (the others would only
+     * compete for the cores); rank 0 prints. */
+    bool distributed = ct_dist_launcher_world_size() > 1;
+    if (distributed && ct_dist_init() != CT_OK) {
+        fprintf(stderr, "ctorch bench: started by mpirun, but the process group did not start: %s\n",
+                ct_last_error_message());
+        return 1;
+    }
+    bool prints = !distributed || ct_dist_rank() == 0;
+    if (!p.json && prints)
         printf("%-28s %12s %-8s %12s %8s  %-16s %s\n", "benchmark", "ctorch", "unit", "baseline",
                "ratio", "target", "");
-    ct_bench_matmul(filter, print_result, &p);
-    ct_bench_elementwise(filter, print_result, &p);
-    ct_bench_overhead(filter, print_result, &p);
-    ct_bench_transfer(filter, print_result, &p);
-    ct_bench_device_ops(filter, print_result, &p);
-    if (!p.json && p.missed) printf("%d target%s missed\n", p.missed, p.missed == 1 ? "" : "s");
+    if (distributed) {
+        ct_bench_distributed(filter, prints ? print_result : ignore_result, &p);
+        ct_dist_finalize();
+    } else {
+        ct_bench_matmul(filter, print_result, &p);
+        ct_bench_elementwise(filter, print_result, &p);
+        ct_bench_overhead(filter, print_result, &p);
+        ct_bench_transfer(filter, print_result, &p);
+        ct_bench_device_ops(filter, print_result, &p);
+        ct_bench_distributed(filter, print_result, &p);
+    }
+    if (!p.json && prints && p.missed) printf("%d target%s missed\n", p.missed, p.missed == 1 ? "" : "s");
     return 0;
 }

@@ -73,6 +73,45 @@ ct_status ct_dataset_split(const ct_dataset *ds, double test_fraction, uint64_t 
  * then j = draw mod (i+1)), draws from splitmix64 started at state = seed. */
 ct_status ct_data_permutation(int64_t n, uint64_t seed, int64_t *out);
 
+/* ---- the distributed sampler ----
+ * PyTorch's DistributedSampler: each of num_replicas processes (ranks) walks its own share of a
+ * dataset of N samples, all shares equally long. Per epoch, with the same algorithm as PyTorch's:
+ *   num_samples = drop_last ? floor(N / num_replicas) : ceil(N / num_replicas)  (per rank)
+ *   total_size  = num_samples * num_replicas
+ *   indices     = shuffle ? ct_data_permutation(N, seed + epoch) : 0, 1, ..., N-1
+ *   without drop_last, indices is padded to total_size by repeating it from its start; with
+ *   drop_last it is cut to total_size
+ *   rank r gets indices[r], indices[r + num_replicas], indices[r + 2 * num_replicas], ...
+ * So across the ranks each sample appears exactly once per epoch, apart from the padding
+ * (which repeats the first total_size - N samples) or the samples drop_last leaves out. The
+ * shuffle is ctorch's (ct_data_permutation), not torch.randperm: the same seed gives the same
+ * order on every rank and machine, but not PyTorch's order. */
+typedef struct ct_distributed_sampler ct_distributed_sampler;
+
+typedef struct ct_distributed_sampler_options {
+    bool shuffle;   /* a new order each epoch, from seed + epoch */
+    uint64_t seed;  /* the same on every rank */
+    bool drop_last; /* leave out the tail that does not divide evenly instead of padding */
+} ct_distributed_sampler_options;
+/* shuffle, seed 0, pad (PyTorch's defaults). */
+ct_distributed_sampler_options ct_distributed_sampler_options_default(void);
+
+/* A sampler over dataset_size (>= 0) samples for rank `rank` of num_replicas (>= 1); usually
+ * num_replicas = ct_dist_world_size() and rank = ct_dist_rank(). options NULL means the defaults. */
+ct_distributed_sampler *ct_distributed_sampler_create(int64_t dataset_size, int num_replicas, int rank,
+                                                      const ct_distributed_sampler_options *options);
+void ct_distributed_sampler_free(ct_distributed_sampler *sampler); /* NULL-safe */
+/* The epoch (>= 0) whose order ct_distributed_sampler_indices gives; 0 until set. Every rank
+ * must set the same epoch, or their shares overlap. */
+ct_status ct_distributed_sampler_set_epoch(ct_distributed_sampler *sampler, int64_t epoch);
+/* Samples per rank and epoch (len(sampler)), and all ranks' together; -1 for NULL. */
+int64_t ct_distributed_sampler_num_samples(const ct_distributed_sampler *sampler);
+int64_t ct_distributed_sampler_total_size(const ct_distributed_sampler *sampler);
+/* This rank's sample indices for the current epoch, in order, into out[0..num_samples);
+ * capacity is out's length. */
+ct_status ct_distributed_sampler_indices(const ct_distributed_sampler *sampler, int64_t *out,
+                                         int64_t capacity);
+
 /* ---- the loader ---- */
 typedef struct ct_data_loader ct_data_loader;
 
@@ -82,8 +121,15 @@ typedef struct ct_data_loader_options {
     uint64_t seed;
     bool drop_last;     /* leave out a last batch smaller than batch_size */
     ct_device device;   /* where batches are handed out */
+    /* When set, the loader walks this sampler's share of the dataset (DataLoader(sampler=...)):
+     * the loader copies the sampler's settings at creation, and ct_data_loader_start_epoch(e)
+     * does set_epoch(e) on its copy. The order is then the sampler's: shuffle must be false
+     * (seed is unused), and the sampler's dataset size must be the dataset's. NULL: the whole
+     * dataset. */
+    const ct_distributed_sampler *sampler;
 } ct_data_loader_options;
-/* batch_size 1, in order, seed 0, keep the last batch, on the CPU (PyTorch's defaults). */
+/* batch_size 1, in order, seed 0, keep the last batch, on the CPU, no sampler (PyTorch's
+ * defaults). */
 ct_data_loader_options ct_data_loader_options_default(void);
 
 /* The loader keeps its own references to the dataset's tensors (the dataset may be freed).
@@ -91,11 +137,13 @@ ct_data_loader_options ct_data_loader_options_default(void);
 ct_data_loader *ct_data_loader_create(const ct_dataset *ds, const ct_data_loader_options *options);
 /* Waits for copies in flight, then frees everything. NULL-safe. */
 void ct_data_loader_destroy(ct_data_loader *loader);
-/* Batches per epoch: ceil(N / batch_size), or floor with drop_last. -1 for NULL. */
+/* Batches per epoch: ceil(N / batch_size), or floor with drop_last, where N is the dataset's size
+ * or, with a sampler, its num_samples. -1 for NULL. */
 int64_t ct_data_loader_num_batches(const ct_data_loader *loader);
 
 /* Starts epoch `epoch` (>= 0) from its first batch; with shuffle the order is
- * ct_data_permutation(N, seed + epoch). The first ct_data_loader_next without it starts epoch 0. */
+ * ct_data_permutation(N, seed + epoch), with a sampler the sampler's indices for that epoch. The
+ * first ct_data_loader_next without it starts epoch 0. */
 ct_status ct_data_loader_start_epoch(ct_data_loader *loader, int64_t epoch);
 
 /* The next batch of the epoch: CT_OK with *x (float32 [B, F]) and *y (int64 [B]) on the loader's

@@ -1,5 +1,5 @@
-/* The data layer's insides: the dataset record, the seeded generator behind every shuffle, and
- * subsets. */
+/* The data layer's insides: the dataset record, the distributed sampler's record, the seeded
+ * generator behind every shuffle, and subsets. */
 #ifndef CT_DATA_INTERNAL_H
 #define CT_DATA_INTERNAL_H
 
@@ -10,6 +10,17 @@ struct ct_dataset {
     ct_tensor *labels;   /* int64 [N], contiguous, on the CPU */
     int64_t size, num_features, num_classes;
 };
+
+struct ct_distributed_sampler {
+    int64_t dataset_size, num_samples, total_size, epoch;
+    int num_replicas, rank;
+    bool shuffle, drop_last;
+    uint64_t seed;
+};
+
+/* The sampler's indices for its epoch into out[0..num_samples), with scratch memory for
+ * dataset_size int64. */
+void ct_distributed_sampler_fill(const ct_distributed_sampler *sampler, int64_t *out, int64_t *scratch);
 
 /* splitmix64: one 64-bit step of the generator whose state is *state. */
 uint64_t ct_splitmix64_next(uint64_t *state);

@@ -1,5 +1,5 @@
 /* The batch loader: per-epoch order (in order, or a seeded shuffle from seed + epoch, as
- * PyTorch's DistributedSampler.set_epoch gives), batches of batch_size samples, and on an
+ * PyTorch's DistributedSampler.set_epoch gives, or a distributed sampler's share), batches of batch_size samples, and on an
  * accelerator a prefetch: each batch is gathered into one of two pinned staging buffers and
  * copied to the device without blocking, and the next batch's copy starts before the current
  * batch is handed out, so that it runs while the caller's step does.
@@ -35,6 +35,10 @@ struct ct_data_loader {
     uint64_t seed;
     ct_device device;
     int64_t *order; /* this epoch's sample order */
+    /* with a sampler: its settings (the loader's own copy) and scratch for its permutation */
+    bool has_sampler;
+    ct_distributed_sampler sampler;
+    int64_t *sampler_scratch;
     bool started;
     int64_t next_batch; /* the next batch to hand out */
     /* accelerators only */
@@ -47,7 +51,7 @@ struct ct_data_loader {
 ct_data_loader_options ct_data_loader_options_default(void)
 {
     ct_data_loader_options options = {.batch_size = 1, .shuffle = false, .seed = 0,
-                                      .drop_last = false, .device = CT_DEVICE_CPU};
+                                      .drop_last = false, .device = CT_DEVICE_CPU, .sampler = NULL};
     return options;
 }
 
@@ -190,7 +194,10 @@ static ct_status start_epoch(ct_data_loader *loader, int64_t epoch)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_data_loader_start_epoch: epoch is %lld; it "
                         "must be >= 0", (long long)epoch);
     for (int s = 0; s < 2; s++) drop_staged(&loader->slots[s]);
-    if (loader->shuffle) {
+    if (loader->has_sampler) {
+        loader->sampler.epoch = epoch;
+        ct_distributed_sampler_fill(&loader->sampler, loader->order, loader->sampler_scratch);
+    } else if (loader->shuffle) {
         ct_data_permutation(loader->size, loader->seed + (uint64_t)epoch, loader->order);
     } else {
         for (int64_t i = 0; i < loader->size; i++) loader->order[i] = i;
@@ -256,6 +263,12 @@ static ct_status check_options(const ct_dataset *ds, const ct_data_loader_option
     if (options->batch_size < 1)
         return ct_error(CT_ERR_INVALID_ARGUMENT, FN_CREATE ": batch_size is %lld; it must be a "
                         "positive integer", (long long)options->batch_size);
+    if (options->sampler && options->shuffle)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, FN_CREATE ": shuffle and a sampler both set; the sampler "
+                        "decides the order (set its shuffle option), so shuffle must be false");
+    if (options->sampler && options->sampler->dataset_size != ds->size)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, FN_CREATE ": the sampler is for %lld samples but the "
+                        "dataset has %lld", (long long)options->sampler->dataset_size, (long long)ds->size);
     return ct_device_resolve(options->device, device);
 }
 
@@ -292,6 +305,7 @@ static void destroy(ct_data_loader *loader)
     ct_release(loader->features);
     ct_release(loader->labels);
     free(loader->order);
+    free(loader->sampler_scratch);
     free(loader);
 }
 
@@ -301,25 +315,35 @@ static ct_data_loader *create(const ct_dataset *ds, const ct_data_loader_options
     if (!options) options = &defaults;
     ct_device device;
     if (check_options(ds, options, &device) != CT_OK) return NULL;
+    /* Samples per epoch: the dataset's, or the sampler's share of it. */
+    int64_t size = options->sampler ? options->sampler->num_samples : ds->size;
     ct_data_loader *loader = calloc(1, sizeof *loader);
-    int64_t *order = loader ? malloc((size_t)(ds->size ? ds->size : 1) * sizeof *order) : NULL;
-    if (!order) {
+    int64_t *order = loader ? malloc((size_t)(size ? size : 1) * sizeof *order) : NULL;
+    int64_t *scratch = order && options->sampler
+                           ? malloc((size_t)(ds->size ? ds->size : 1) * sizeof *scratch) : NULL;
+    if (!order || (options->sampler && !scratch)) {
+        free(order);
         free(loader);
         return ct_error_null(CT_ERR_OUT_OF_MEMORY, FN_CREATE ": no host memory for a loader of %lld "
                              "samples", (long long)ds->size);
     }
     loader->order = order;
+    loader->sampler_scratch = scratch;
+    if (options->sampler) {
+        loader->has_sampler = true;
+        loader->sampler = *options->sampler;
+    }
     loader->features = ct_retain(ds->features);
     loader->labels = ct_retain(ds->labels);
-    loader->size = ds->size;
+    loader->size = size;
     loader->num_features = ds->num_features;
     loader->batch_size = options->batch_size;
     loader->shuffle = options->shuffle;
     loader->drop_last = options->drop_last;
     loader->seed = options->seed;
     loader->device = device;
-    loader->num_batches = options->drop_last ? ds->size / options->batch_size
-                                             : (ds->size + options->batch_size - 1) / options->batch_size;
+    loader->num_batches = options->drop_last ? size / options->batch_size
+                                             : (size + options->batch_size - 1) / options->batch_size;
     if (device.type != CT_CPU && prepare_prefetch(loader) != CT_OK) {
         destroy(loader);
         return NULL;

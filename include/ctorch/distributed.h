@@ -1,0 +1,118 @@
+/* ctorch distributed: a process group over MPI and collectives on tensors of any device
+ * (torch.distributed with the MPI backend).
+ *
+ * Processes are started by MPI's launcher (mpirun -np N prog, or srun under Slurm); each calls
+ * ct_dist_init once, then the collectives, in the same order on every rank, then
+ * ct_dist_finalize. ctorch talks over a communicator of its own (a duplicate of
+ * MPI_COMM_WORLD), so its collectives never match a program's own MPI calls.
+ *
+ * Collectives work on tensors of every device. CPU tensors that are contiguous are handed to MPI
+ * as they are; other tensors (views, OpenCL tensors) are staged through a pinned host buffer that
+ * is kept and reused between calls. Every collective first checks, with one small MPI_Allreduce
+ * of a descriptor (which collective, op, root, dtype, shape), that all ranks called the same
+ * collective with the same kind of tensor; when they did not, or when one rank failed before
+ * taking part (a NULL tensor, a wrong output shape), every rank returns an error that names what
+ * this rank passed and what the other rank passed, instead of hanging or reading garbage:
+ *   CT_ERR_SHAPE   shapes differ (all_reduce and broadcast: the tensor; all_gather and
+ *                  reduce_scatter: the input),
+ *   CT_ERR_DTYPE   dtypes differ,
+ *   CT_ERR_INVALID_ARGUMENT   different collectives, ops or roots,
+ *   and on the other ranks the failing rank's own status when one rank could not take part.
+ * After an error, an all_gather's output may hold this rank's input in its slice (it is copied
+ * there before the check); other tensors are left as they were.
+ * A rank that never calls the collective at all (it exited, or it waits elsewhere) cannot be
+ * told apart from a slow one: when a process exits with an error, mpirun ends the whole job.
+ *
+ * Backends: MPI carries every device's tensors (through host memory for devices). The dispatch
+ * point is per device type, so that NCCL can take CUDA tensors under these same calls.
+ *
+ * Threads: ct_dist_init asks MPI for MPI_THREAD_MULTIPLE; ctorch's collectives are serialised
+ * among themselves, so they may be called from any thread, but in the same order on every rank.
+ * When the program initialised MPI itself with MPI_THREAD_FUNNELED or lower, ctorch's collectives
+ * must be called from the main thread (others get CT_ERR_INVALID_ARGUMENT).
+ *
+ * Built without MPI (CTORCH_WITH_MPI=OFF, or MPI not found): every call returns
+ * CT_ERR_NOT_COMPILED ("ctorch was built without MPI"). */
+#ifndef CTORCH_DISTRIBUTED_H
+#define CTORCH_DISTRIBUTED_H
+
+#include "ctorch/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* torch.distributed.ReduceOp. AVG is the sum divided by the world size; on integer dtypes the
+ * sum wraps as the dtype does and the division rounds toward zero (NCCL's ncclAvg). On bool
+ * tensors SUM and MAX are a logical or, MIN a logical and, and AVG is an error. */
+typedef enum ct_reduce_op { CT_REDUCE_SUM = 0, CT_REDUCE_AVG, CT_REDUCE_MAX, CT_REDUCE_MIN } ct_reduce_op;
+/* "sum", "avg", "max", "min"; "invalid" otherwise. */
+const char *ct_reduce_op_name(ct_reduce_op op);
+
+/* ---- the process group ---- */
+/* Built with MPI? */
+bool ct_dist_is_available(void);
+/* The world size the launcher announced in the environment (OMPI_COMM_WORLD_SIZE from
+ * OpenMPI's mpirun, PMI_SIZE from MPICH's and Slurm's), or 1 when there is none: lets a program
+ * decide whether to start the process group before it does. */
+int ct_dist_launcher_world_size(void);
+
+/* Joins the process group: initialises MPI (MPI_Init_thread, asking for MPI_THREAD_MULTIPLE) or,
+ * when the program initialised MPI already, uses it as it is. Calling it again is a no-op. After
+ * ct_dist_finalize has finalised MPI it cannot start again (MPI forbids it): an error then. */
+ct_status ct_dist_init(void);
+/* Leaves the group and frees its staging memory; finalises MPI only when ct_dist_init
+ * initialised it. A no-op when the group is not initialised. Collective: every rank calls it. */
+ct_status ct_dist_finalize(void);
+bool ct_dist_is_initialized(void);
+/* Ends every process of the job at once with exit_code (MPI_Abort on ctorch's communicator):
+ * for a rank that hits an error the others cannot know about while they wait for it in a
+ * collective. A rank that simply exits with an error without ct_dist_finalize ends the job too
+ * (mpirun's default), but one that calls ct_dist_finalize first may wait in MPI_Finalize for
+ * ranks that wait for it. Before ct_dist_init (or without MPI) it ends this process alone. */
+void ct_dist_abort(int exit_code);
+
+/* This process's rank in [0, world size), and the world size. -1 (and CT_ERR_UNAVAILABLE)
+ * before ct_dist_init. */
+int ct_dist_rank(void);
+int ct_dist_world_size(void);
+/* The rank among the processes of this machine (those that share memory, from
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), ordered by rank), and their number. -1 before init. */
+int ct_dist_local_rank(void);
+int ct_dist_local_world_size(void);
+
+/* The device this process should use: index local_rank modulo the device count, of the first
+ * type that has devices among CUDA, OpenCL (any OpenCL device, the CPU kind too), else the CPU.
+ * The environment variable CTORCH_DIST_DEVICE overrides it with a map (see ct_dist_device_from).
+ * Needs ct_dist_init. */
+ct_status ct_dist_device(ct_device *out);
+/* The device from an explicit map: a comma-separated list of devices, of which local rank r takes
+ * entry r modulo the list's length; an entry without an index ("opencl", "cuda") stands for
+ * index local_rank modulo that type's device count. "cpu" puts every rank on the CPU,
+ * "opencl:1,opencl:0" swaps two ranks' devices. Errors name the entry that is not usable. */
+ct_status ct_dist_device_from(const char *map, ct_device *out);
+
+/* ---- collectives (every rank calls the same one, in the same order) ---- */
+/* Returns when every rank has entered it. */
+ct_status ct_dist_barrier(void);
+/* In place: t becomes the reduction of every rank's t (same shape and dtype on every rank;
+ * devices may differ). */
+ct_status ct_dist_all_reduce(ct_tensor *t, ct_reduce_op op);
+/* In place: t becomes root's t. */
+ct_status ct_dist_broadcast(ct_tensor *t, int root);
+/* torch.distributed.all_gather_into_tensor: output [world * d0, d1, ...] is every rank's input
+ * [d0, d1, ...] stacked along dim 0 in rank order (inputs of the same shape and dtype on every
+ * rank; a 0-dim input gives output [world]). input may be the rank's own slice of output. */
+ct_status ct_dist_all_gather(ct_tensor *output, const ct_tensor *input);
+/* torch.distributed.reduce_scatter_tensor: input [world * d0, d1, ...] is reduced over the
+ * ranks, and rank r gets slice r along dim 0 into output [d0, d1, ...]. */
+ct_status ct_dist_reduce_scatter(ct_tensor *output, const ct_tensor *input, ct_reduce_op op);
+
+/* The backend that carries a device type's tensors: "mpi" (through host memory for devices);
+ * NULL when built without MPI. */
+const char *ct_dist_backend_name(ct_device_type type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+/* What the distributed layer answers with or without MPI: op names, whether MPI is built in, and
+ * the world size a launcher announced. */
+#include <stdlib.h>
+
+#include "core/core_internal.h"
+#include "ctorch/distributed.h"
+
+const char *ct_reduce_op_name(ct_reduce_op op)
+{
+    switch (op) {
+    case CT_REDUCE_SUM: return "sum";
+    case CT_REDUCE_AVG: return "avg";
+    case CT_REDUCE_MAX: return "max";
+    case CT_REDUCE_MIN: return "min";
+    }
+    return "invalid";
+}
+
+bool ct_dist_is_available(void)
+{
+#ifdef CTORCH_HAVE_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* The launchers' variables: OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; MPICH's Hydra and
+ * Slurm's srun (with PMI) set PMI_SIZE. */
+int ct_dist_launcher_world_size(void)
+{
+    static const char *variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    for (size_t i = 0; i < CT_ARRAY_LEN(variables); i++) {
+        const char *text = getenv(variables[i]);
+        if (!text || !*text) continue;
+        char *end;
+        long size = strtol(text, &end, 10);
+        if (*end == '\0' && size >= 1 && size <= 1L << 30) return (int)size;
+    }
+    return 1;
+}

@@ -1,0 +1,105 @@
+/* The distributed layer's insides: the process group, the per-device-type backends that carry
+ * collectives, the agreement check that runs before every collective, and host staging. Only
+ * built with MPI (without it, without_mpi.c answers the public calls). */
+#ifndef CT_DIST_INTERNAL_H
+#define CT_DIST_INTERNAL_H
+
+#include <pthread.h>
+
+#include <mpi.h>
+
+#include "ctorch/distributed.h"
+#include "tensor/tensor_internal.h"
+
+/* Which collective a rank is in: part of the descriptor all ranks compare. */
+typedef enum ct_dist_kind {
+    CT_DIST_BARRIER = 1,
+    CT_DIST_ALL_REDUCE,
+    CT_DIST_BROADCAST,
+    CT_DIST_ALL_GATHER,
+    CT_DIST_REDUCE_SCATTER
+} ct_dist_kind;
+const char *ct_dist_kind_function(ct_dist_kind kind); /* "ct_dist_all_reduce", ... */
+
+/* ---- backends ----
+ * A backend moves the bytes of one collective between the ranks. The front end (collectives.c)
+ * checks arguments, makes every rank agree, stages tensors into host memory when they are not
+ * contiguous CPU tensors, and calls the backend of the tensors' device type with contiguous
+ * buffers; a backend's ops are its own (MPI computes AVG as a sum and a division). MPI carries
+ * every device type today. NCCL slots in at ct_dist_backend_for for CUDA tensors: a backend that
+ * takes device memory, for which the front end hands over the device buffers instead of
+ * staging them. */
+/* "In place" as a send buffer (MPI_IN_PLACE's role). */
+#define CT_DIST_IN_PLACE NULL
+
+typedef struct ct_dist_backend {
+    const char *name;
+    /* The most elements of one rank's block in all_gather and reduce_scatter (all_reduce and
+     * broadcast take any count). */
+    int64_t max_block_count;
+    ct_status (*all_reduce)(void *data, int64_t count, ct_dtype dtype, ct_reduce_op op);
+    ct_status (*broadcast)(void *data, int64_t count, ct_dtype dtype, int root);
+    /* recv holds world * count elements; send NULL (in place): this rank's block of recv already
+     * holds its contribution. */
+    ct_status (*all_gather)(const void *send, void *recv, int64_t count, ct_dtype dtype);
+    /* send holds world * count elements and recv count; send NULL (in place): recv holds the
+     * world * count input and the result goes into its first count elements. */
+    ct_status (*reduce_scatter)(const void *send, void *recv, int64_t count, ct_dtype dtype,
+                                ct_reduce_op op);
+} ct_dist_backend;
+
+/* The backend that carries tensors of a device type (the dispatch point). */
+const ct_dist_backend *ct_dist_backend_for(ct_device_type type);
+extern const ct_dist_backend ct_dist_mpi_backend;
+
+/* ---- the process group ---- */
+typedef struct ct_dist_group {
+    bool initialized;
+    bool owns_mpi;     /* ct_dist_init initialised MPI, so ct_dist_finalize finalises it */
+    int thread_level;  /* what MPI provides (MPI_THREAD_*) */
+    int rank, world_size, local_rank, local_world_size;
+    MPI_Comm comm;     /* ctorch's duplicate of MPI_COMM_WORLD */
+    pthread_mutex_t lock; /* one collective at a time: the staging buffer and the ordering */
+    ct_tensor *staging;   /* pinned host bytes, grown on demand, kept between collectives */
+} ct_dist_group;
+
+extern ct_dist_group ct_dist_group_state;
+
+/* The group, or NULL and CT_ERR_UNAVAILABLE naming function when it is not initialised. */
+ct_dist_group *ct_dist_group_get(const char *function);
+/* The group, locked for one collective (NULL and an error when it is not initialised, or when
+ * this thread may not call MPI); ct_dist_collective_end unlocks it. */
+ct_dist_group *ct_dist_collective_begin(const char *function);
+void ct_dist_collective_end(ct_dist_group *group);
+/* Records CT_ERR_BACKEND: "<function>: <call> failed: <MPI's error string>". */
+ct_status ct_dist_mpi_fail(const char *function, const char *call, int code);
+
+/* ---- the agreement check (agreement.c) ----
+ * What a rank brings to a collective. status is CT_OK, or the error that keeps this rank out
+ * (its message is the thread's last error message). */
+typedef struct ct_dist_descriptor {
+    ct_dist_kind kind;
+    int op;    /* a ct_reduce_op, or -1 */
+    int root;  /* broadcast's root, or -1 */
+    int dtype; /* a ct_dtype, or -1 */
+    int ndim;  /* -1 when there is no tensor */
+    int64_t shape[CT_MAX_DIMS];
+    ct_status status;
+} ct_dist_descriptor;
+
+/* A descriptor of a collective on tensor t (NULL allowed: ndim -1). */
+ct_dist_descriptor ct_dist_describe(ct_dist_kind kind, int op, int root, const ct_tensor *t);
+/* Compares the descriptors of all ranks. CT_OK when they all agree and none failed; otherwise
+ * the error, recorded on every rank (the failing rank keeps its own). Every rank must call it. */
+ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *mine);
+
+/* ---- host staging (staging.c) ---- */
+/* A contiguous CPU tensor of shape over the group's staging buffer (grown to hold it). */
+ct_tensor *ct_dist_staging_view(ct_dist_group *group, const char *function, ct_dtype dtype,
+                                const int64_t *shape, int ndim);
+void ct_dist_staging_free(ct_dist_group *group);
+/* t's first element on the host when t can be handed to a host backend as it is (a contiguous
+ * CPU tensor), else NULL. */
+void *ct_dist_host_data(const ct_tensor *t);
+
+#endif

@@ -1,0 +1,79 @@
+/* The distributed calls of a ctorch built without MPI: each says so. (CMake compiles this file
+ * instead of the MPI ones when CTORCH_WITH_MPI is OFF or MPI was not found.) */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/core_internal.h"
+#include "ctorch/distributed.h"
+
+static ct_status not_built(const char *function)
+{
+    return ct_error(CT_ERR_NOT_COMPILED, "%s: ctorch was built without MPI; install MPI (Debian: "
+                    "openmpi-bin libopenmpi-dev) and configure with -DCTORCH_WITH_MPI=ON", function);
+}
+
+ct_status ct_dist_init(void) { return not_built("ct_dist_init"); }
+/* Nothing to leave, as in an MPI build before ct_dist_init. */
+ct_status ct_dist_finalize(void) { return CT_OK; }
+bool ct_dist_is_initialized(void) { return false; }
+
+void ct_dist_abort(int exit_code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    exit(exit_code);
+}
+int ct_dist_rank(void) { return not_built("ct_dist_rank"), -1; }
+int ct_dist_world_size(void) { return not_built("ct_dist_world_size"), -1; }
+int ct_dist_local_rank(void) { return not_built("ct_dist_local_rank"), -1; }
+int ct_dist_local_world_size(void) { return not_built("ct_dist_local_world_size"), -1; }
+
+ct_status ct_dist_device(ct_device *out)
+{
+    (void)out;
+    return not_built("ct_dist_device");
+}
+
+ct_status ct_dist_device_from(const char *map, ct_device *out)
+{
+    (void)map;
+    (void)out;
+    return not_built("ct_dist_device_from");
+}
+
+ct_status ct_dist_barrier(void) { return not_built("ct_dist_barrier"); }
+
+ct_status ct_dist_all_reduce(ct_tensor *t, ct_reduce_op op)
+{
+    (void)t;
+    (void)op;
+    return not_built("ct_dist_all_reduce");
+}
+
+ct_status ct_dist_broadcast(ct_tensor *t, int root)
+{
+    (void)t;
+    (void)root;
+    return not_built("ct_dist_broadcast");
+}
+
+ct_status ct_dist_all_gather(ct_tensor *output, const ct_tensor *input)
+{
+    (void)output;
+    (void)input;
+    return not_built("ct_dist_all_gather");
+}
+
+ct_status ct_dist_reduce_scatter(ct_tensor *output, const ct_tensor *input, ct_reduce_op op)
+{
+    (void)output;
+    (void)input;
+    (void)op;
+    return not_built("ct_dist_reduce_scatter");
+}
+
+const char *ct_dist_backend_name(ct_device_type type)
+{
+    (void)type;
+    return NULL;
+}

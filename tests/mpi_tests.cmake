@@ -1,0 +1,64 @@
+# The distributed tests: every tests/distributed/test_*.c program runs under mpirun with 2 ranks
+# (distributed/<name>) and with 1 (distributed/<name>_np1), with a time limit, so that a hang is a
+# failure and not a stuck CI job. OpenMPI refuses to start as root (containers, CI) without
+# --allow-run-as-root, and 2 ranks on a 1-core runner need --oversubscribe.
+set(CTORCH_MPI_TEST_NAMES "")
+set(CTORCH_MPI_TEST_TIMEOUT 300)
+if(CTORCH_USE_MPI)
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE mpiexec_version ERROR_QUIET)
+  set(CTORCH_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
+  if(mpiexec_version MATCHES "Open MPI|OpenRTE")
+    list(APPEND CTORCH_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe)
+  endif()
+endif()
+
+# mpirun -np <ranks> <flags> <program> <args...> as a list.
+function(ctorch_mpirun_command out ranks)
+  set(${out} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${CTORCH_MPIEXEC_FLAGS} ${ARGN}
+      ${MPIEXEC_POSTFLAGS} PARENT_SCOPE)
+endfunction()
+
+function(ctorch_add_mpi_tests name target)
+  target_link_libraries(${target} PRIVATE MPI::MPI_C)
+  ctorch_mpirun_command(two 2 $<TARGET_FILE:${target}>)
+  ctorch_mpirun_command(one 1 $<TARGET_FILE:${target}>)
+  add_test(NAME ${name} COMMAND ${two})
+  add_test(NAME ${name}_np1 COMMAND ${one})
+  set(CTORCH_MPI_TEST_NAMES ${CTORCH_MPI_TEST_NAMES} ${name} ${name}_np1 PARENT_SCOPE)
+endfunction()
+
+# Faults: a rank that exits with an error mid-job (or calls ct_dist_abort) while the other waits
+# in a collective ends the whole job with a non-zero status within the time limit (OpenMPI's
+# mpirun does that by default); the script checks both the status and the time.
+if(CTORCH_USE_MPI)
+  add_executable(distributed_rank_failure distributed/rank_failure.c)
+  set_target_properties(distributed_rank_failure PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/distributed)
+  target_compile_options(distributed_rank_failure PRIVATE ${CTORCH_WARNINGS})
+  target_link_libraries(distributed_rank_failure PRIVATE ctorch_static)
+  foreach(mode exit abort)
+    ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_rank_failure> ${mode})
+    add_test(NAME distributed/rank_failure_${mode}_ends_the_job
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/distributed/check_job_fails.sh 60 ${job})
+    list(APPEND CTORCH_MPI_TEST_NAMES distributed/rank_failure_${mode}_ends_the_job)
+  endforeach()
+endif()
+
+function(ctorch_set_mpi_test_properties)
+  if(NOT CTORCH_MPI_TEST_NAMES)
+    return()
+  endif()
+  # Two ranks share the 2 cores with their OpenMP threads: spinning threads would starve the
+  # other rank. hwloc need not open PoCL while mpirun starts.
+  # Containers may forbid the cross-memory attach OpenMPI's shared-memory transport uses for large
+  # messages ("Read -1, expected ..., errno = 1"): plain copies work everywhere.
+  set(environment ${CTORCH_TEST_ENVIRONMENT} "OMP_WAIT_POLICY=passive" "HWLOC_COMPONENTS=-opencl"
+      "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+  if(CTORCH_SANITIZE)
+    # Full stacks for leaks: what OpenMPI keeps past MPI_Finalize is allocated in plugins without
+    # frame pointers, and only the whole stack reaches the MPI libraries tests/lsan.supp names.
+    list(FILTER environment EXCLUDE REGEX "^ASAN_OPTIONS=")
+    list(APPEND environment "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:fast_unwind_on_malloc=0")
+  endif()
+  set_tests_properties(${CTORCH_MPI_TEST_NAMES} PROPERTIES ENVIRONMENT "${environment}"
+                       TIMEOUT ${CTORCH_MPI_TEST_TIMEOUT} PROCESSORS 2)
+endfunction()
