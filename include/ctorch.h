@@ -14,5 +14,6 @@
 #include "ctorch/nn_functional.h"
 #include "ctorch/nn.h"
 #include "ctorch/optim.h"
+#include "ctorch/parallel.h"
 
 #endif
