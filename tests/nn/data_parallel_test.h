@@ -39,6 +39,19 @@ static inline ct_module *dp_make_batch_norm_model(uint64_t seed, ct_device devic
     return m;
 }
 
+/* One Linear(6, 6) called twice (its weight reached under two names, "0." and "1."), then a
+ * Linear(6, 3): tied weights are replicated once and get the sum of both uses' gradients. */
+static inline ct_module *dp_make_tied_mlp(uint64_t seed, ct_device device)
+{
+    ct_manual_seed(seed);
+    ct_module *shared = ct_linear(DP_IN, DP_IN, true);
+    ct_module *m = ct_sequential((ct_module *[]){ct_module_retain(shared), shared,
+                                                 ct_linear(DP_IN, DP_OUT, true)}, 3);
+    assert_non_null(m);
+    assert_int_equal(ct_module_to(m, device), CT_OK);
+    return m;
+}
+
 /* The BatchNorm model with running statistics of its own: three training forwards (no grad) on
  * batches drawn from seed. */
 static inline ct_module *dp_make_warm_batch_norm_model(uint64_t seed, ct_device device)

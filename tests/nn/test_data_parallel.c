@@ -25,6 +25,79 @@ static void gradients_match_with_batch_norm_in_eval(void **state)
     dp_check_gradients_match(dp_make_warm_batch_norm_model, 8, true);
 }
 
+static void tied_weights_get_the_gradients_of_both_uses(void **state)
+{
+    (void)state;
+    NEED_TWO_DEVICES();
+    dp_check_gradients_match(dp_make_tied_mlp, 8, false);
+}
+
+/* An input that requires grad gets its gradient back from both devices, on its own device. */
+static void the_input_gets_its_gradient_back(void **state)
+{
+    (void)state;
+    NEED_TWO_DEVICES();
+    ct_module *one = dp_make_mlp(6, DEVICE0), *two = dp_make_mlp(6, DEVICE0);
+    ct_module *dp_one = ct_data_parallel(one, dp_one_device, 1, DEVICE0);
+    ct_module *dp_two = ct_data_parallel(two, dp_two_devices, 2, DEVICE0);
+    ct_tensor *x, *target;
+    dp_make_batch(2, 7, &x, &target);
+    ct_tensor *x_one = ct_detach(x), *x_two = ct_detach(x);
+    assert_int_equal(ct_requires_grad_(x_one, true), CT_OK);
+    assert_int_equal(ct_requires_grad_(x_two, true), CT_OK);
+    dp_step(dp_one, NULL, x_one, target);
+    dp_step(dp_two, NULL, x_two, target);
+    ct_tensor *g_one = ct_grad(x_one), *g_two = ct_grad(x_two);
+    assert_non_null(g_one);
+    assert_non_null(g_two);
+    assert_true(ct_device_equal(ct_tensor_device(g_two), CT_DEVICE_CPU));
+    double want[7 * DP_IN], got[7 * DP_IN];
+    values_of(g_one, want, 7 * DP_IN);
+    values_of(g_two, got, 7 * DP_IN);
+    dp_assert_close(got, want, 7 * DP_IN, 1e-5, "input gradient");
+    ct_release(g_one);
+    ct_release(g_two);
+    ct_release(x_one);
+    ct_release(x_two);
+    ct_release(x);
+    ct_release(target);
+    ct_module_release(dp_one);
+    ct_module_release(dp_two);
+    ct_module_release(one);
+    ct_module_release(two);
+}
+
+/* The replicas follow the wrapped module when it changes: converted to float64, or given a new
+ * parameter after wrapping. */
+static void replicas_follow_changes_of_the_module(void **state)
+{
+    (void)state;
+    NEED_TWO_DEVICES();
+    ct_module *model = dp_make_mlp(2, DEVICE0);
+    ct_module *dp = ct_data_parallel(model, dp_two_devices, 2, DEVICE0);
+    ct_tensor *x, *target;
+    dp_make_batch(3, 6, &x, &target);
+    dp_step(dp, NULL, x, target);
+    assert_int_equal(ct_module_to_dtype(dp, CT_F64), CT_OK);
+    ct_tensor *x64 = ct_to_dtype(x, CT_F64), *target64 = ct_to_dtype(target, CT_F64);
+    ct_module_zero_grad(dp);
+    dp_step(dp, NULL, x64, target64);
+    assert_int_equal(ct_tensor_dtype(ct_dp_replica_tensor(dp, 1, "0.weight")), CT_F64);
+    /* a parameter registered after wrapping is replicated from the next forward on */
+    ct_tensor *extra = ct_ones((int64_t[]){2}, 1, CT_F64, DEVICE0);
+    assert_int_equal(ct_module_register_parameter(model, "extra", extra), CT_OK);
+    dp_step(dp, NULL, x64, target64);
+    assert_non_null(ct_dp_replica_tensor(dp, 1, "extra"));
+    assert_true(ct_device_equal(ct_tensor_device(ct_dp_replica_tensor(dp, 1, "extra")), DEVICE1));
+    ct_release(extra);
+    ct_release(x64);
+    ct_release(target64);
+    ct_release(x);
+    ct_release(target);
+    ct_module_release(dp);
+    ct_module_release(model);
+}
+
 static void twenty_sgd_steps_on_two_devices_match_one_device(void **state)
 {
     (void)state;
@@ -308,6 +381,10 @@ static void the_state_dict_has_the_module_prefix(void **state)
     NEED_TWO_DEVICES();
     ct_module *model = dp_make_batch_norm_model(2, DEVICE0);
     ct_module *dp = ct_data_parallel(model, dp_two_devices, 2, DEVICE0);
+    char *printed = ct_module_to_string(dp);
+    assert_non_null(printed);
+    assert_int_equal(strncmp(printed, "DataParallel(\n  (module): Sequential(\n", 38), 0);
+    free(printed);
     ct_state_dict *sd = ct_module_state_dict(dp, NULL);
     assert_non_null(sd);
     assert_int_equal(ct_state_dict_count(sd), 9); /* 2 Linears x 2, BatchNorm's 2 + 3 */
@@ -456,6 +533,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gradients_on_two_devices_match_one_device),
         cmocka_unit_test(gradients_match_with_batch_norm_in_eval),
+        cmocka_unit_test(tied_weights_get_the_gradients_of_both_uses),
+        cmocka_unit_test(the_input_gets_its_gradient_back),
+        cmocka_unit_test(replicas_follow_changes_of_the_module),
         cmocka_unit_test(twenty_sgd_steps_on_two_devices_match_one_device),
         cmocka_unit_test(twenty_steps_match_with_batch_norm_in_eval),
         cmocka_unit_test(one_device_equals_the_plain_module_exactly),
