@@ -4,7 +4,8 @@
  * Each forward of the wrapper
  *   1. scatters the batch along dim 0 into chunks as torch.chunk makes them (ceil(N / count)
  *      rows each, the last may be smaller; a batch of fewer chunks than devices uses only the
- *      first devices: 5 rows over 2 devices are 3 + 2, 1 row over 2 devices runs on devices[0]);
+ *      first devices: 5 rows over 2 devices are 3 + 2, and 1 row, or none, runs on devices[0]
+ *      alone: in the calling thread, as the plain module would);
  *   2. replicates the wrapped module onto each further device: a shallow copy of the module tree
  *      (the same kinds, forwards and module data) whose parameters and buffers are copies on that
  *      device. The copies are made once and refreshed in place at every forward (no device
@@ -35,6 +36,9 @@
  * - The replicas' parameter copies are overwritten by the next forward: backpropagate a forward
  *   before running the next one.
  * - Train and eval mode follow the wrapped module's (ct_module_train on the wrapper sets both).
+ *   ct_module_to and ct_module_to_dtype on the wrapper convert the wrapped module; the replicas
+ *   follow at the next forward (as they follow tensors registered after wrapping).
+ * - One forward at a time per wrapper (as with any module); the input may be on any device.
  * - Random ops (dropout) draw from each device's own generator, so replicas do not interleave.
  *
  * The wrapper's state dict has the `module.` prefix (its child is named "module", as PyTorch's);
