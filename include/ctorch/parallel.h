@@ -8,8 +8,10 @@
  *      alone: in the calling thread, as the plain module would);
  *   2. replicates the wrapped module onto each further device: a shallow copy of the module tree
  *      (the same kinds, forwards and module data) whose parameters and buffers are copies on that
- *      device. The copies are made once and refreshed in place at every forward (no device
- *      allocation once warm). devices[0] runs the wrapped module itself;
+ *      device, views of one flat buffer per dtype. The buffers are made once and refreshed in
+ *      place at every forward with one copy each from devices[0] (PyTorch's broadcast_coalesced,
+ *      without allocating: no device allocation once warm). devices[0] runs the wrapped module
+ *      itself;
  *   3. runs the replicas in parallel, one thread per device. ctorch's current device, current
  *      stream and grad mode are per thread: every worker sets its replica's device
  *      (ct_set_device), takes the caller's current stream of each device involved and the

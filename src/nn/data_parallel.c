@@ -27,6 +27,7 @@ typedef struct data_parallel {
     ct_device devices[CT_DP_MAX_DEVICES];
     ct_device output_device;
     ct_dp_plan plan;
+    ct_dp_source source;                       /* on devices[0] */
     ct_dp_replica replicas[CT_DP_MAX_DEVICES]; /* [0] unused: devices[0] runs the wrapped module */
     worker workers[CT_DP_MAX_DEVICES];
     /* The caller's current streams, taken by the workers, for these devices. */
@@ -39,6 +40,7 @@ static void data_parallel_free(void *data)
 {
     data_parallel *dp = data;
     for (int i = 0; i < dp->count; i++) ct_dp_replica_free(&dp->replicas[i]);
+    ct_dp_source_free(&dp->source);
     ct_dp_plan_free(&dp->plan);
     free(dp);
 }
@@ -174,9 +176,10 @@ static ct_tensor *forward_whole(data_parallel *dp, ct_module *module, const ct_t
 static ct_tensor *forward_parallel(data_parallel *dp, ct_module *module, ct_tensor **chunks, int parts)
 {
     ct_status status = ct_dp_plan_update(&dp->plan, module);
+    if (status == CT_OK) status = ct_dp_source_refresh(&dp->source, &dp->plan);
     for (int i = 1; status == CT_OK && i < parts; i++) {
         status = ct_dp_replica_build(&dp->replicas[i], &dp->plan);
-        if (status == CT_OK) status = ct_dp_replica_broadcast(&dp->replicas[i], &dp->plan);
+        if (status == CT_OK) status = ct_dp_replica_broadcast(&dp->replicas[i], &dp->plan, &dp->source);
     }
     dp->stream_count = 0;
     for (int i = 0; i < parts; i++) note_stream(dp, dp->devices[i]);
@@ -272,6 +275,7 @@ static ct_status check_devices(const char *function, data_parallel *dp, const ct
                                 ct_device_format(dp->devices[i], a, sizeof a), j, i);
     }
     dp->count = count;
+    dp->source.device = dp->devices[0];
     for (int i = 0; i < count; i++) dp->replicas[i].device = dp->devices[i];
     if (output_device.index < 0 && output_device.type == dp->devices[0].type) {
         dp->output_device = dp->devices[0];

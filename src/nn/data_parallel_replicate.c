@@ -1,114 +1,61 @@
 /* DataParallel's replicas: a shallow copy of the wrapped module tree per further device, whose
- * tensor slots hold copies on that device. The copies (stores) are allocated once and refreshed
- * in place at every forward, as PyTorch's Broadcast refreshes replicas (but without allocating).
- * A replicated parameter is given to the replica as a BroadcastBackward output: a view of its
- * store whose gradient goes back to the parameter's device, where the engine adds up the
- * replicas' gradients in the parameter's .grad. */
+ * tensor slots hold views of flat buffers on that device. The flat buffers are allocated once
+ * and refreshed in place at every forward, one copy per buffer from the source on devices[0]
+ * (as PyTorch's broadcast_coalesced, but without allocating). A replicated parameter is given to
+ * the replica as a BroadcastBackward output: a view of its store whose gradient goes back to the
+ * parameter's device, where the engine adds up the replicas' gradients in the parameter's
+ * .grad (the reduce-add). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn/data_parallel_internal.h"
 #include "ops/ops_autograd.h"
 
-/* ---- the plan: the wrapped tree's walk ---- */
-
-typedef struct walk {
-    const ct_dp_plan *plan; /* compare with it, or (NULL) count into the fields below */
-    int modules, slots;
-    bool matches;
-} walk;
-
-/* Counts the tree (plan NULL) or checks it against the plan, in walk order. */
-static void walk_tree(walk *w, ct_module *m)
+static ct_status no_memory(void)
 {
-    int slots = m->parameters.count + m->buffers.count;
-    const ct_dp_plan *p = w->plan;
-    if (p) {
-        if (w->modules >= p->module_count || p->modules[w->modules] != m ||
-            p->slot_counts[w->modules] != slots || w->slots + slots > p->slot_count) {
-            w->matches = false;
-            return;
-        }
-        for (int i = 0; i < slots; i++) {
-            const ct_tensor *t = i < m->parameters.count ? m->parameters.tensors[i]
-                                                         : m->buffers.tensors[i - m->parameters.count];
-            if (p->originals[w->slots + i] != t) {
-                w->matches = false;
-                return;
-            }
-        }
-    }
-    w->modules++;
-    w->slots += slots;
-    for (int i = 0; i < m->child_count && w->matches; i++) walk_tree(w, m->children[i]);
+    return ct_error(CT_ERR_OUT_OF_MEMORY, "DataParallel: no host memory to replicate the module");
 }
 
-/* Fills the plan's arrays (sized by a counting walk). */
-static void fill_plan(ct_dp_plan *p, ct_module *m, int *module_index, int *slot_index)
+/* ---- the source: the wrapped module's tensors packed on devices[0] ---- */
+
+void ct_dp_source_free(ct_dp_source *source)
 {
-    int mi = (*module_index)++;
-    p->modules[mi] = m;
-    p->slot_counts[mi] = m->parameters.count + m->buffers.count;
-    for (int i = 0; i < p->slot_counts[mi]; i++) {
-        bool parameter = i < m->parameters.count;
-        int s = (*slot_index)++;
-        p->originals[s] = parameter ? m->parameters.tensors[i] : m->buffers.tensors[i - m->parameters.count];
-        p->is_parameter[s] = parameter;
-        p->unique[s] = s;
-        for (int earlier = 0; earlier < s; earlier++)
-            if (p->originals[earlier] == p->originals[s]) {
-                p->unique[s] = earlier;
-                break;
-            }
-    }
-    for (int i = 0; i < m->child_count; i++) fill_plan(p, m->children[i], module_index, slot_index);
+    for (int g = 0; g < CT_DP_MAX_GROUPS; g++) ct_release(source->flats[g]);
+    for (int s = 0; source->parts && s < source->slot_count; s++) ct_release(source->parts[s]);
+    free(source->parts);
+    *source = (ct_dp_source){.device = source->device};
 }
 
-void ct_dp_plan_free(ct_dp_plan *plan)
+static ct_status source_build(ct_dp_source *source, const ct_dp_plan *plan)
 {
-    free(plan->modules);
-    free(plan->slot_counts);
-    free(plan->originals);
-    free(plan->is_parameter);
-    free(plan->unique);
-    *plan = (ct_dp_plan){0};
-}
-
-ct_status ct_dp_plan_update(ct_dp_plan *plan, ct_module *module)
-{
-    walk check = {.plan = plan, .matches = true};
-    walk_tree(&check, module);
-    if (plan->modules && check.matches && check.modules == plan->module_count && check.slots == plan->slot_count)
-        return CT_OK;
-    walk count = {.matches = true};
-    walk_tree(&count, module);
-    int version = plan->version + 1;
-    ct_dp_plan_free(plan);
-    plan->version = version;
-    size_t modules = (size_t)count.modules, slots = (size_t)count.slots + 1; /* never malloc(0) */
-    plan->modules = malloc(sizeof *plan->modules * modules);
-    plan->slot_counts = malloc(sizeof *plan->slot_counts * modules);
-    plan->originals = malloc(sizeof *plan->originals * slots);
-    plan->is_parameter = malloc(sizeof *plan->is_parameter * slots);
-    plan->unique = malloc(sizeof *plan->unique * slots);
-    if (!plan->modules || !plan->slot_counts || !plan->originals || !plan->is_parameter || !plan->unique) {
-        ct_dp_plan_free(plan);
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "DataParallel: no host memory to replicate the module");
+    ct_dp_source_free(source);
+    source->slot_count = plan->slot_count;
+    source->parts = calloc((size_t)plan->slot_count + 1, sizeof *source->parts);
+    if (!source->parts) return no_memory();
+    ct_status status = ct_dp_plan_alloc_flats(plan, source->device, source->flats);
+    for (int s = 0; status == CT_OK && s < plan->slot_count; s++) {
+        if (plan->unique[s] != s) continue;
+        source->parts[s] = ct_dp_plan_view(plan, source->flats, s);
+        if (!source->parts[s]) status = ct_last_error();
     }
-    plan->module_count = count.modules;
-    plan->slot_count = count.slots;
-    int module_index = 0, slot_index = 0;
-    fill_plan(plan, module, &module_index, &slot_index);
+    if (status != CT_OK) {
+        ct_dp_source_free(source);
+        return status;
+    }
+    source->version = plan->version;
     return CT_OK;
 }
 
-/* ---- building a replica ---- */
-
-/* A store on device for original: a contiguous tensor of its shape and dtype, not in any graph. */
-static ct_tensor *new_store(const ct_tensor *original, ct_device device)
+ct_status ct_dp_source_refresh(ct_dp_source *source, const ct_dp_plan *plan)
 {
-    return ct_tensor_alloc("DataParallel", device, original->dtype, original->shape, original->ndim);
+    ct_status status = source->version == plan->version && source->parts ? CT_OK : source_build(source, plan);
+    /* Copies on devices[0] itself: queued kernels, no wait. */
+    for (int s = 0; status == CT_OK && s < plan->slot_count; s++)
+        if (plan->unique[s] == s) status = ct_copy_(source->parts[s], plan->originals[s]);
+    return status;
 }
+
+/* ---- building a replica ---- */
 
 static ct_status copy_names(ct_tensor_slots *to, const ct_tensor_slots *from)
 {
@@ -120,7 +67,7 @@ static ct_status copy_names(ct_tensor_slots *to, const ct_tensor_slots *from)
     for (int i = 0; i < from->count; i++) {
         to->names[i] = strdup(from->names[i]);
         if (!to->names[i]) return CT_ERR_OUT_OF_MEMORY;
-        to->count = i + 1; /* the tensor is set below; a NULL one is released as nothing */
+        to->count = i + 1; /* the tensor is set later; a NULL one is released as nothing */
     }
     return CT_OK;
 }
@@ -143,9 +90,7 @@ static ct_module *clone_tree(const ct_module *m, ct_module **list, int *index)
     }
     if (status != CT_OK) {
         ct_module_release(c);
-        return status == CT_ERR_OUT_OF_MEMORY
-                   ? ct_error_null(status, "DataParallel: no host memory to replicate the module")
-                   : NULL;
+        return status == CT_ERR_OUT_OF_MEMORY ? (no_memory(), NULL) : NULL;
     }
     return c;
 }
@@ -161,6 +106,7 @@ static void set_slot(ct_tensor **slot, ct_tensor *t)
 void ct_dp_replica_free(ct_dp_replica *r)
 {
     ct_module_release(r->module);
+    for (int g = 0; g < CT_DP_MAX_GROUPS; g++) ct_release(r->flats[g]);
     for (int s = 0; r->stores && s < r->slot_count; s++) ct_release(r->stores[s]);
     for (int s = 0; r->outputs && s < r->slot_count; s++) ct_release(r->outputs[s]);
     free(r->modules);
@@ -180,30 +126,30 @@ ct_status ct_dp_replica_build(ct_dp_replica *r, const ct_dp_plan *plan)
     r->slots = calloc(slots, sizeof *r->slots);
     r->stores = calloc(slots, sizeof *r->stores);
     r->outputs = calloc(slots, sizeof *r->outputs);
-    if (!r->modules || !r->slots || !r->stores || !r->outputs) {
-        ct_dp_replica_free(r);
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "DataParallel: no host memory to replicate the module");
-    }
     int index = 0;
-    r->module = clone_tree(plan->modules[0], r->modules, &index);
-    if (!r->module) {
-        ct_dp_replica_free(r);
-        return ct_last_error();
+    ct_status status = r->modules && r->slots && r->stores && r->outputs ? CT_OK : no_memory();
+    if (status == CT_OK) {
+        r->module = clone_tree(plan->modules[0], r->modules, &index);
+        if (!r->module) status = ct_last_error();
     }
-    int s = 0;
-    for (int mi = 0; mi < plan->module_count; mi++) {
-        ct_module *c = r->modules[mi];
-        for (int i = 0; i < c->parameters.count; i++) r->slots[s++] = &c->parameters.tensors[i];
-        for (int i = 0; i < c->buffers.count; i++) r->slots[s++] = &c->buffers.tensors[i];
-    }
-    for (s = 0; s < plan->slot_count; s++) {
-        int u = plan->unique[s];
-        if (u == s) r->stores[s] = new_store(plan->originals[s], r->device);
-        if (!r->stores[u]) {
-            ct_dp_replica_free(r);
-            return ct_last_error();
+    if (status == CT_OK) status = ct_dp_plan_alloc_flats(plan, r->device, r->flats);
+    if (status == CT_OK) {
+        int s = 0;
+        for (int mi = 0; mi < plan->module_count; mi++) {
+            ct_module *c = r->modules[mi];
+            for (int i = 0; i < c->parameters.count; i++) r->slots[s++] = &c->parameters.tensors[i];
+            for (int i = 0; i < c->buffers.count; i++) r->slots[s++] = &c->buffers.tensors[i];
         }
-        set_slot(r->slots[s], r->stores[u]);
+    }
+    for (int s = 0; status == CT_OK && s < plan->slot_count; s++) {
+        int u = plan->unique[s];
+        if (u == s) r->stores[s] = ct_dp_plan_view(plan, r->flats, s);
+        if (!r->stores[u]) status = ct_last_error();
+        else set_slot(r->slots[s], r->stores[u]);
+    }
+    if (status != CT_OK) {
+        ct_dp_replica_free(r);
+        return status;
     }
     r->version = plan->version;
     return CT_OK;
@@ -234,35 +180,16 @@ static ct_tensor *broadcast_output(ct_tensor *store, ct_tensor *original)
     return out;
 }
 
-static bool same_layout(const ct_tensor *a, const ct_tensor *b)
-{
-    return a->dtype == b->dtype && a->ndim == b->ndim &&
-           !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
-}
-
-/* The store of unique slot u fits its original again (after ct_module_to_dtype, say). */
-static ct_status refit_store(ct_dp_replica *r, const ct_dp_plan *plan, int u)
-{
-    ct_tensor *store = new_store(plan->originals[u], r->device);
-    if (!store) return ct_last_error();
-    for (int s = u; s < plan->slot_count; s++)
-        if (plan->unique[s] == u) set_slot(r->slots[s], store);
-    ct_release(r->stores[u]);
-    r->stores[u] = store;
-    return CT_OK;
-}
-
-ct_status ct_dp_replica_broadcast(ct_dp_replica *r, const ct_dp_plan *plan)
+ct_status ct_dp_replica_broadcast(ct_dp_replica *r, const ct_dp_plan *plan, const ct_dp_source *source)
 {
     for (int mi = 0; mi < plan->module_count; mi++) r->modules[mi]->training = plan->modules[mi]->training;
-    bool recording = ct_is_grad_enabled();
     ct_status status = CT_OK;
-    for (int u = 0; status == CT_OK && u < plan->slot_count; u++) {
-        if (plan->unique[u] != u) continue;
+    for (int g = 0; status == CT_OK && g < plan->group_count; g++)
+        status = ct_copy_(r->flats[g], source->flats[g]);
+    bool recording = ct_is_grad_enabled();
+    for (int u = 0; status == CT_OK && recording && u < plan->slot_count; u++) {
         ct_tensor *original = plan->originals[u];
-        if (!same_layout(r->stores[u], original)) status = refit_store(r, plan, u);
-        if (status == CT_OK) status = ct_copy_(r->stores[u], original);
-        if (status != CT_OK || !recording || !plan->is_parameter[u] || !original->requires_grad) continue;
+        if (plan->unique[u] != u || !plan->is_parameter[u] || !original->requires_grad) continue;
         r->outputs[u] = broadcast_output(r->stores[u], original);
         if (!r->outputs[u]) {
             status = ct_last_error();
