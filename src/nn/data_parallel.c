@@ -18,6 +18,7 @@ typedef struct worker {
     const struct data_parallel *dp;
     bool grad_enabled;          /* the caller's grad mode */
     ct_tensor *output;          /* the replica's output, on its device */
+    bool made_a_row;            /* of a 0-d output */
     ct_status status;
     char message[DP_MESSAGE_MAX];
 } worker;
@@ -30,6 +31,7 @@ typedef struct data_parallel {
     ct_dp_source source;                       /* on devices[0] */
     ct_dp_replica replicas[CT_DP_MAX_DEVICES]; /* [0] unused: devices[0] runs the wrapped module */
     worker workers[CT_DP_MAX_DEVICES];
+    bool warned_of_scalars;
     /* The caller's current streams, taken by the workers, for these devices. */
     int stream_count;
     ct_device stream_devices[CT_DP_MAX_DEVICES + 2];
@@ -101,13 +103,16 @@ static void *run_worker(void *arg)
     if (input) w->output = ct_module_forward(w->module, input);
     ct_release(input);
     if (!w->output) {
-        w->status = ct_last_error() != CT_OK ? ct_last_error() : CT_ERR_INTERNAL;
-        snprintf(w->message, sizeof w->message, "%s", ct_last_error_message());
+        bool reported = ct_last_error() != CT_OK;
+        w->status = reported ? ct_last_error() : CT_ERR_INVALID_ARGUMENT;
+        snprintf(w->message, sizeof w->message, "%s", reported ? ct_last_error_message()
+                 : "the module's forward returned NULL without an error");
     } else if (w->output->ndim == 0) {
         /* A scalar per replica is gathered as one row each (PyTorch warns and does the same). */
         ct_tensor *row = ct_unsqueeze(w->output, 0);
         ct_release(w->output);
         w->output = row;
+        w->made_a_row = true;
         if (!row) {
             w->status = ct_last_error();
             snprintf(w->message, sizeof w->message, "%s", ct_last_error_message());
@@ -139,6 +144,11 @@ static ct_status run_threads(data_parallel *dp, int parts)
         }
     for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
     if (status != CT_OK) return status;
+    if (dp->workers[0].made_a_row && !dp->warned_of_scalars) {
+        dp->warned_of_scalars = true;
+        ct_log_message(CT_LOG_WARN, "DataParallel: the replicas' outputs are scalars; they are "
+                       "gathered as a vector of one value per replica (as PyTorch does)");
+    }
     for (int i = 0; i < parts; i++) {
         const worker *w = &dp->workers[i];
         if (w->status == CT_OK) continue;

@@ -245,6 +245,47 @@ static void the_output_device_may_be_the_cpu(void **state)
     ct_module_release(model);
 }
 
+static ct_tensor *summing_forward(ct_module *self, const ct_tensor *x)
+{
+    ct_tensor *y = ct_module_forward(ct_module_child(self, "body"), x);
+    ct_tensor *total = ct_sum(y, NULL, 0, false);
+    ct_release(y);
+    return total;
+}
+
+/* A replica's 0-d output counts as one row of the gathered output (PyTorch's gather does so). */
+static void scalar_outputs_are_gathered_as_one_row_each(void **state)
+{
+    (void)state;
+    NEED_TWO_DEVICES();
+    ct_module *body = dp_make_mlp(2, DEVICE0);
+    ct_module *model = ct_module_create("Summing", summing_forward, NULL, NULL);
+    assert_int_equal(ct_module_register_module(model, "body", body), CT_OK);
+    ct_module *dp = ct_data_parallel(model, dp_two_devices, 2, DEVICE0);
+    ct_tensor *x, *target;
+    dp_make_batch(5, 5, &x, &target);
+    ct_tensor *y = ct_module_forward(dp, x);
+    assert_non_null(y);
+    assert_int_equal(ct_tensor_ndim(y), 1);
+    assert_int_equal(ct_tensor_size(y, 0), 2);
+    /* each value is the sum of the plain module's outputs on that replica's rows (3, then 2) */
+    ct_tensor *x0 = ct_to(x, DEVICE0);
+    ct_tensor *whole = ct_module_forward(body, x0);
+    double got[2], rows[5 * DP_OUT], want[2] = {0, 0};
+    values_of(y, got, 2);
+    values_of(whole, rows, 5 * DP_OUT);
+    for (int i = 0; i < 5 * DP_OUT; i++) want[i < 3 * DP_OUT ? 0 : 1] += rows[i];
+    dp_assert_close(got, want, 2, 1e-5, "sums");
+    ct_release(whole);
+    ct_release(x0);
+    ct_release(y);
+    ct_release(x);
+    ct_release(target);
+    ct_module_release(dp);
+    ct_module_release(model);
+    ct_module_release(body);
+}
+
 static void the_workers_take_the_callers_grad_mode(void **state)
 {
     (void)state;
@@ -543,6 +584,7 @@ int main(void)
         cmocka_unit_test(a_batch_smaller_than_the_device_list_uses_fewer_replicas),
         cmocka_unit_test(every_device_of_the_type_by_default),
         cmocka_unit_test(the_output_device_may_be_the_cpu),
+        cmocka_unit_test(scalar_outputs_are_gathered_as_one_row_each),
         cmocka_unit_test(the_workers_take_the_callers_grad_mode),
         cmocka_unit_test(batch_norm_keeps_the_statistics_of_devices0),
         cmocka_unit_test(eval_mode_reaches_the_replicas),
