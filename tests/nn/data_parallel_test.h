@@ -13,6 +13,12 @@ enum { DP_IN = 6, DP_HIDDEN = 16, DP_OUT = 3, DP_MAX_VALUES = 1024 };
 #define DEVICE0 ((ct_device){CT_OPENCL, 0})
 #define DEVICE1 ((ct_device){CT_OPENCL, 1})
 
+/* The PoCL tests need two OpenCL devices (the suite's environment gives two). */
+#define NEED_TWO_DEVICES()                                                                         \
+    do {                                                                                           \
+        if (ct_device_count(CT_OPENCL) < 2) skip();                                                \
+    } while (0)
+
 static const ct_device dp_two_devices[2] = {{CT_OPENCL, 0}, {CT_OPENCL, 1}};
 static const ct_device dp_one_device[1] = {{CT_OPENCL, 0}};
 
