@@ -15,5 +15,6 @@
 #include "ctorch/nn.h"
 #include "ctorch/optim.h"
 #include "ctorch/distributed.h"
+#include "ctorch/parallel.h"
 
 #endif

@@ -3,7 +3,11 @@
  *
  * Only floating tensors can require gradients. Gradients are accumulated (summed) across
  * backward calls until the grad is cleared with ct_zero_grad. Grad mode is per thread: inside
- * ct_no_grad_push()/ct_no_grad_pop() (nestable) ops record nothing. */
+ * ct_no_grad_push()/ct_no_grad_pop() (nestable) ops record nothing.
+ *
+ * Threads: ops may record graphs in several threads at once (a new thread starts with grad mode
+ * on, whatever its creator's). ct_backward may be called from several threads: backwards run one
+ * at a time, so graphs that share nodes or leaves accumulate every gradient. */
 #ifndef CTORCH_AUTOGRAD_H
 #define CTORCH_AUTOGRAD_H
 

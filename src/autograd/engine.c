@@ -1,6 +1,7 @@
 /* The backward engine: from a root, visit every node that leads to it, then run the nodes in an
  * order where each runs once all the gradients of its output have arrived (Kahn's algorithm over
  * the reversed graph), summing gradients that meet and accumulating them into the leaves. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,11 @@ static ct_status check_gradient(const ct_node *node, int input, const ct_tensor 
                     ct_device_format(meta->device, db, sizeof db));
 }
 
+/* One backward at a time in the process: the engine keeps its bookkeeping in the nodes and adds
+ * into the leaves' .grad, and graphs recorded by different threads may share both (DataParallel's
+ * replicas meet in the wrapped module's parameters; two threads may train one model). */
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_graph)
 {
     node_list all = {0}, ready = {0};
@@ -153,10 +159,16 @@ static ct_status backward(ct_tensor *root, const ct_tensor *gradient, bool retai
         grad = ct_ones(root->shape, root->ndim, root->dtype, root->storage->device);
     }
     if (!grad) return ct_last_error();
-    if (!root->grad_fn) return accumulate(&root->grad, grad); /* a leaf: its own gradient */
-    bool was_enabled = ct_set_grad_enabled(false);
-    ct_status status = run_graph(root->grad_fn, grad, retain_graph);
-    ct_set_grad_enabled(was_enabled);
+    pthread_mutex_lock(&engine_lock);
+    ct_status status;
+    if (!root->grad_fn) {
+        status = accumulate(&root->grad, grad); /* a leaf: its own gradient */
+    } else {
+        bool was_enabled = ct_set_grad_enabled(false);
+        status = run_graph(root->grad_fn, grad, retain_graph);
+        ct_set_grad_enabled(was_enabled);
+    }
+    pthread_mutex_unlock(&engine_lock);
     return status;
 }
 
