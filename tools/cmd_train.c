@@ -1,7 +1,9 @@
 /* ctorch train: trains the mlp or the cnn on the digits data set (or --data FILE) on the best
- * device (or --device), prints each epoch (a progress bar on a terminal), the test accuracy and the
- * time, and saves a checkpoint with --save. --json prints one JSON object per epoch and a last line
- * {"device", "model", "epochs", "final_loss", "test_accuracy", "seconds", "samples_per_second"}. */
+ * device (or --device, or with DataParallel over --data-parallel's devices), prints each epoch (a
+ * progress bar on a terminal), the test accuracy and the time, and saves a checkpoint with --save.
+ * --json prints one JSON object per epoch and a last line {"device", "model", "epochs",
+ * "final_loss", "test_accuracy", "seconds", "samples_per_second"}, with "data_parallel" (the
+ * devices' names) after "device" under DataParallel. */
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -17,7 +19,7 @@
 
 typedef struct train_options {
     ct_train_config config;
-    const char *device, *data, *save;
+    const char *device, *data_parallel, *data, *save;
     bool json;
 } train_options;
 
@@ -33,6 +35,9 @@ static void usage(FILE *out)
             "  --optimizer sgd|adam|adamw  (default %s; sgd uses momentum 0.9)\n"
             "  --seed N                  the split, the initialisation and the shuffles (default %llu)\n"
             "  --device D                cpu, opencl:N, cuda:N (default: the best device here)\n"
+            "  --data-parallel LIST      DataParallel: split each batch over devices of one type, as\n"
+            "                            opencl:0,opencl:1 (the model lives on the first), or opencl\n"
+            "                            for every visible OpenCL device\n"
             "  --data FILE               a CSV file, label last (default: the shipped digits)\n"
             "  --save FILE               write the trained model (safetensors) for `ctorch eval`\n"
             "  --json                    JSON lines: one per epoch, then the summary\n",
@@ -68,11 +73,12 @@ static int parse(int argc, char **argv, train_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--optimizer", &v)) g.optimizer = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--seed", &v)) g.seed = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--device", &v)) o->device = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--data-parallel", &v)) o->data_parallel = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--save", &v)) o->save = v;
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
-                    "--batch-size, --lr, --optimizer, --seed, --device, --data, --save, --json "
+                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --save, --json "
                     "(ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
@@ -112,6 +118,13 @@ static int parse(int argc, char **argv, train_options *o)
                     folder, strerror(errno));
         free(copy);
         if (!writable) return CT_EXIT_USAGE;
+    }
+    if (o->data_parallel) {
+        if (!ct_tool_choose_data_parallel(COMMAND, o->data_parallel, o->device, o->config.data_parallel,
+                                          CT_TRAIN_MAX_DEVICES, &o->config.data_parallel_count))
+            return CT_EXIT_USAGE;
+        o->config.device = o->config.data_parallel[0];
+        return 0;
     }
     if (!ct_tool_choose_device(COMMAND, o->device, &o->config.device)) return CT_EXIT_USAGE;
     return 0;
@@ -181,14 +194,17 @@ static int train(const train_options *o, double start)
     }
     char device_name[CT_DEVICE_STRING_MAX];
     ct_device_format(o->config.device, device_name, sizeof device_name);
+    int dp_count = o->config.data_parallel_count;
     if (!o->json) {
-        ct_tool_print_using(stdout, o->config.device);
-        printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld, %s lr %g, "
+        if (dp_count > 0) ct_tool_print_using_data_parallel(stdout, o->config.data_parallel, dp_count);
+        else ct_tool_print_using(stdout, o->config.device);
+        char split[64] = "";
+        if (dp_count > 1) snprintf(split, sizeof split, " split over %d devices", dp_count);
+        printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g, "
                "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
                (long long)ct_dataset_size(data.train), (long long)ct_dataset_size(data.test), o->config.epochs,
-               o->config.epochs == 1 ? "" : "s",
-               (long long)o->config.batch_size, ct_train_optimizer_name(o->config.optimizer), o->config.lr,
-               (unsigned long long)o->config.seed);
+               o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
+               ct_train_optimizer_name(o->config.optimizer), o->config.lr, (unsigned long long)o->config.seed);
         fflush(stdout);
     }
     progress p = {.json = o->json, .bar = !o->json && isatty(STDOUT_FILENO), .epochs = o->config.epochs};
@@ -199,7 +215,8 @@ static int train(const train_options *o, double start)
         if (p.bar) printf("\n");
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         exit_status = CT_EXIT_FAILURE;
-    } else if (o->save && ct_train_checkpoint_save(model, o->config.model, data.features, data.classes,
+    } else if (o->save && /* the plain model (ct_train_run wraps it only while it runs): plain names */
+               ct_train_checkpoint_save(model, o->config.model, data.features, data.classes,
                                                    o->config.seed, o->save) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         exit_status = CT_EXIT_FAILURE;
@@ -208,6 +225,15 @@ static int train(const train_options *o, double start)
     if (exit_status == 0 && o->json) {
         printf("{\"device\": ");
         ct_json_write_string(stdout, device_name);
+        if (dp_count > 0) {
+            printf(", \"data_parallel\": [");
+            for (int i = 0; i < dp_count; i++) {
+                char name[CT_DEVICE_STRING_MAX];
+                if (i > 0) printf(", ");
+                ct_json_write_string(stdout, ct_device_format(o->config.data_parallel[i], name, sizeof name));
+            }
+            printf("]");
+        }
         printf(", \"model\": \"%s\", \"epochs\": %d, \"final_loss\": %.6g, \"test_accuracy\": %.6g, "
                "\"seconds\": %.4g, \"samples_per_second\": %.6g}\n", ct_train_model_name(o->config.model),
                o->config.epochs, result.final_loss, result.test_accuracy, seconds, result.samples_per_second);

@@ -45,5 +45,13 @@ void ct_tool_prefer_passive_waiting(char **argv);
 bool ct_tool_choose_device(const char *command, const char *text, ct_device *out);
 /* "Using CPU" or "Using opencl:0 (pthread-AMD EPYC ...)", as the seeds print "Using GPU". */
 void ct_tool_print_using(FILE *out, ct_device device);
+/* The devices of `--data-parallel text`: a list of devices of one type, each once
+ * ("opencl:0,opencl:1"), or a type alone ("opencl": every visible device of it, in index order).
+ * device_text (`--device`, may be NULL) must then name the list's first device, where the model
+ * and the batches go. Writes out[0..*count) (at most max); false after printing the error. */
+bool ct_tool_choose_data_parallel(const char *command, const char *text, const char *device_text, ct_device *out,
+                                  int max, int *count);
+/* "Using DataParallel over opencl:0, opencl:1 (pthread-AMD EPYC ...)". */
+void ct_tool_print_using_data_parallel(FILE *out, const ct_device *devices, int count);
 
 #endif

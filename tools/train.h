@@ -47,6 +47,8 @@ ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_dat
 void ct_train_data_free(ct_train_data *data); /* NULL-safe; leaves the struct empty */
 
 /* ---- the loop ---- */
+#define CT_TRAIN_MAX_DEVICES 64 /* DataParallel's limit */
+
 typedef struct ct_train_config {
     ct_train_model model;
     ct_train_optimizer optimizer;
@@ -54,7 +56,13 @@ typedef struct ct_train_config {
     int64_t batch_size;
     double lr;
     uint64_t seed;    /* the split, the model's initialisation, the shuffles, dropout */
-    ct_device device;
+    ct_device device; /* where the model and the batches are */
+    /* DataParallel (ctorch/parallel.h) when data_parallel_count > 0: the model trains and tests
+     * wrapped, each batch split over data_parallel[0..count), devices of one type each listed once,
+     * with device equal to data_parallel[0]. The model itself stays plain (its state dict has no
+     * "module." prefix). */
+    int data_parallel_count;
+    ct_device data_parallel[CT_TRAIN_MAX_DEVICES];
 } ct_train_config;
 
 /* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
@@ -88,8 +96,10 @@ typedef struct ct_train_result {
 } ct_train_result;
 
 /* Trains model (moved to config->device) on data->train for config->epochs epochs with
- * cross-entropy, then measures the accuracy on data->test. Seeds ctorch's generator from
- * config->seed first (dropout masks). observer may be NULL. */
+ * cross-entropy, then measures the accuracy on data->test; through DataParallel over
+ * config->data_parallel when it lists devices (the wrapper is released at the end, model keeps the
+ * trained weights). Seeds ctorch's generator from config->seed first (dropout masks). observer may
+ * be NULL. */
 ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
                        const ct_train_observer *observer, ct_train_result *result);
 

@@ -1,6 +1,8 @@
 /* The epoch loop of `ctorch train`: batches from the loader on the training device, forward,
  * cross-entropy, backward, an optimizer step; the epoch's loss and accuracy are summed on the
- * device and read once per epoch, so an accelerator is not stopped after every step. */
+ * device and read once per epoch, so an accelerator is not stopped after every step. With
+ * DataParallel the same loop runs on the wrapper: the batches go to its first device, and it
+ * splits them. */
 #include <time.h>
 
 #include "train.h"
@@ -129,16 +131,13 @@ static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_lo
     return CT_OK;
 }
 
-ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
-                       const ct_train_observer *observer, ct_train_result *result)
+/* The epochs and the test of net (the model, or its DataParallel wrapper), already on
+ * config->device; the optimizer holds model's parameters, which are net's. */
+static ct_status train_and_test(ct_module *net, const ct_train_data *data, const ct_train_config *config,
+                                const ct_train_observer *observer, ct_train_result *result)
 {
-    *result = (ct_train_result){0};
-    if (config->epochs < 1 || config->batch_size < 1 || !(config->lr > 0))
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "epochs (%d), batch size (%lld) and learning rate "
-                             "(%g) must be positive", config->epochs, (long long)config->batch_size, config->lr);
-    if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
     ct_manual_seed(config->seed);
-    ct_optimizer *optimizer = make_optimizer(config, model);
+    ct_optimizer *optimizer = make_optimizer(config, net);
     if (!optimizer) return ct_train_fail_library("making the optimizer");
     ct_data_loader_options options = ct_data_loader_options_default();
     options.batch_size = config->batch_size;
@@ -154,7 +153,7 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
     int64_t samples = 0;
     for (int epoch = 1; epoch <= config->epochs && status == CT_OK; epoch++) {
         ct_train_epoch stats = {.epochs = config->epochs};
-        status = run_epoch(model, optimizer, loader, epoch, observer, &stats);
+        status = run_epoch(net, optimizer, loader, epoch, observer, &stats);
         if (status != CT_OK) break;
         samples += stats.samples;
         result->train_seconds += stats.seconds;
@@ -165,7 +164,34 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
     ct_optimizer_free(optimizer);
     if (status != CT_OK) return status;
     result->samples_per_second = result->train_seconds > 0 ? (double)samples / result->train_seconds : 0.0;
-    return ct_train_evaluate(model, data->test, config->device, &result->test_accuracy);
+    return ct_train_evaluate(net, data->test, config->device, &result->test_accuracy);
+}
+
+ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
+                       const ct_train_observer *observer, ct_train_result *result)
+{
+    *result = (ct_train_result){0};
+    if (config->epochs < 1 || config->batch_size < 1 || !(config->lr > 0))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "epochs (%d), batch size (%lld) and learning rate "
+                             "(%g) must be positive", config->epochs, (long long)config->batch_size, config->lr);
+    int count = config->data_parallel_count;
+    if (count < 0 || count > CT_TRAIN_MAX_DEVICES)
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "DataParallel over %d devices: give 0 (no DataParallel) "
+                             "to %d", count, CT_TRAIN_MAX_DEVICES);
+    if (count > 0 && !ct_device_equal(config->device, config->data_parallel[0])) {
+        char device[CT_DEVICE_STRING_MAX], first[CT_DEVICE_STRING_MAX];
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "the device is %s but DataParallel's first device is %s: "
+                             "the model and the batches go to DataParallel's first device",
+                             ct_device_format(config->device, device, sizeof device),
+                             ct_device_format(config->data_parallel[0], first, sizeof first));
+    }
+    if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
+    if (count == 0) return train_and_test(model, data, config, observer, result);
+    ct_module *wrapper = ct_data_parallel(model, config->data_parallel, count, config->device);
+    if (!wrapper) return ct_train_fail_library("wrapping the model in DataParallel");
+    ct_status status = train_and_test(wrapper, data, config, observer, result);
+    ct_module_release(wrapper);
+    return status;
 }
 
 ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy)
