@@ -1,7 +1,9 @@
-/* `ctorch train` and `ctorch eval` as a user runs them: bad options (a bad map_location too) fail
- * with status 2 and a message naming the input and what is valid; a short run prints plain lines (not a terminal) or
- * JSON lines ending with the summary; a checkpoint saved by train tests to the same accuracy in
- * eval, with or without DataParallel's "module." prefix; bad checkpoints fail cleanly. */
+/* `ctorch train` and `ctorch eval` as a user runs them: bad options (a bad map_location, a bad
+ * --data-parallel list too) fail with status 2 and a message naming the input and what is valid; a
+ * short run prints plain lines (not a terminal) or JSON lines ending with the summary; a checkpoint
+ * saved by train tests to the same accuracy in eval, with or without DataParallel's "module."
+ * prefix; bad checkpoints fail cleanly. A run with --data-parallel over the two OpenCL devices says
+ * so, learns, and saves plain names. */
 #include <math.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -99,6 +101,24 @@ static void bad_train_options_fail_with_a_message(void **state)
     FAILS("train --data /nonexistent/digits.csv", 2, "--data '/nonexistent/digits.csv'", "No such file");
     FAILS("train --save /nonexistent/model.safetensors", 2, "--save '/nonexistent/model.safetensors'",
           "cannot write into the folder '/nonexistent'");
+}
+
+static void bad_data_parallel_lists_fail_with_a_message(void **state)
+{
+    (void)state;
+    FAILS("train --data-parallel", 2, "--data-parallel needs a value");
+    FAILS("train --data-parallel gpu:0", 2, "--data-parallel: ", "'gpu:0'", "expected 'cpu'");
+    FAILS("train --data-parallel cpu,", 2, "--data-parallel: ", "'cpu,' has an empty entry");
+    FAILS("train --data-parallel cpu,cpu", 2, "--data-parallel 'cpu,cpu' lists cpu twice; list each device once");
+    FAILS("train --device opencl:99 --data-parallel cpu", 2, "--device", "opencl:99");
+    if (ct_device_count(CT_OPENCL) < 2) skip();
+    FAILS("train --data-parallel opencl:0,opencl:9", 2, "entry 2 of 'opencl:0,opencl:9'", "'opencl:9' does not exist");
+    FAILS("train --data-parallel opencl:1,opencl:1", 2, "lists opencl:1 twice");
+    FAILS("train --data-parallel opencl:0,cpu", 2, "'opencl:0,cpu' mixes device types (opencl:0 and cpu)");
+    FAILS("train --data-parallel opencl,opencl:1", 2, "'opencl' (every device of the type) stands alone");
+    FAILS("train --device opencl:1 --data-parallel opencl:0,opencl:1", 2,
+          "--device opencl:1 conflicts with --data-parallel 'opencl:0,opencl:1'", "first device opencl:0");
+    FAILS("train --device cpu --data-parallel opencl", 2, "--device cpu conflicts with --data-parallel 'opencl'");
 }
 
 static void bad_data_fails_with_a_message(void **state)
@@ -273,10 +293,54 @@ static void a_module_prefixed_checkpoint_evaluates_too(void **state)
     unlink(prefixed);
 }
 
+static void a_data_parallel_run_learns_and_saves_plain_names(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) < 2) skip();
+    char path[256], args[512];
+    temporary_path(path, sizeof path);
+    /* --device may name the list's first device; "opencl" is every OpenCL device. */
+    snprintf(args, sizeof args, "train --device opencl:0 --data-parallel opencl --epochs 2 --save %s", path);
+    int status;
+    char *out = run_tool(args, &status);
+    if (status != 0) fail_msg("status %d: %s", status, out);
+    const char *parts[] = {"Using DataParallel over opencl:0, opencl:1 (", "batch 32 split over 2 devices",
+                           "epoch 2/2  loss ", "Test accuracy: ", "Saved the model to "};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (!strstr(out, parts[i])) fail_msg("the output lacks '%s': %s", parts[i], out);
+    free(out);
+
+    /* The checkpoint holds the model's own names, on the first device. */
+    ct_state_dict *sd = ct_load(path, NULL);
+    assert_non_null(sd);
+    assert_int_equal(ct_state_dict_count(sd), 4); /* two linear layers */
+    assert_true(ct_state_dict_contains(sd, "0.weight"));
+    for (int64_t i = 0; i < ct_state_dict_count(sd); i++)
+        assert_null(strstr(ct_state_dict_name_at(sd, i), "module."));
+    assert_string_equal(ct_state_dict_metadata(sd, "ctorch.device.0.weight"), "opencl:0");
+    ct_state_dict_free(sd);
+    unlink(path);
+
+    /* The JSON summary names the devices, and the model learns (chance is 0.1). */
+    out = run_tool("train --data-parallel opencl:1,opencl:0 --epochs 2 --json", &status);
+    if (status != 0) fail_msg("status %d: %s", status, out);
+    cJSON *summary = last_json_line(out);
+    assert_string_equal(string(summary, "device"), "opencl:1");
+    cJSON *devices = cJSON_GetObjectItem(summary, "data_parallel");
+    assert_int_equal(cJSON_GetArraySize(devices), 2);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(devices, 0)), "opencl:1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(devices, 1)), "opencl:0");
+    double accuracy = number(summary, "test_accuracy");
+    if (!(accuracy > 0.8 && accuracy <= 1)) fail_msg("test_accuracy %g under DataParallel", accuracy);
+    cJSON_Delete(summary);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_train_options_fail_with_a_message),
+        cmocka_unit_test(bad_data_parallel_lists_fail_with_a_message),
         cmocka_unit_test(bad_data_fails_with_a_message),
         cmocka_unit_test(bad_eval_options_fail_with_a_message),
         cmocka_unit_test(bad_checkpoints_fail_cleanly),
@@ -284,6 +348,7 @@ int main(void)
         cmocka_unit_test(a_short_run_ends_with_the_json_summary),
         cmocka_unit_test(eval_tests_a_saved_model_to_the_same_accuracy),
         cmocka_unit_test(a_module_prefixed_checkpoint_evaluates_too),
+        cmocka_unit_test(a_data_parallel_run_learns_and_saves_plain_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
