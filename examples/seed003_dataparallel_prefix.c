@@ -17,10 +17,11 @@
  *       new_state_dict[namekey] = v
  *   net.load_state_dict(new_state_dict)
  *
- * DataParallel keeps the model as its child "module", so the names it saves start with
- * "module.". ctorch has no DataParallel; ct_module_state_dict(net, "module.") writes the same
- * names. The fix is ct_state_dict_strip_prefix(sd, "module.") (ct_state_dict_add_prefix goes the
- * other way, to load a plain checkpoint into a wrapped model). A non-strict load would not fail
+ * DataParallel (ct_data_parallel, here over every visible device of the type; see
+ * seed003_dataparallel_foonet.c) keeps the model as its child "module", so the names its state
+ * dict has start with "module.". The fix is ct_state_dict_strip_prefix(sd, "module.")
+ * (ct_state_dict_add_prefix goes the other way, to load a plain checkpoint into a wrapped model);
+ * or save the wrapped model's own state dict, as `ctorch train --data-parallel --save` does. A non-strict load would not fail
  * but load nothing: it only logs the same message as a warning. The file goes in a temporary
  * folder, removed at the end. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
@@ -44,7 +45,7 @@
 
 enum { NEURAL_NUM = 3, LAYERS = 3 };
 
-/* FooNet.forward, as in examples/seed003_foonet_training.c: every linear layer and a ReLU. */
+/* FooNet.forward, as in examples/seed003_dataparallel_foonet.c: every linear layer and a ReLU. */
 static ct_tensor *foonet_forward(ct_module *self, const ct_tensor *x)
 {
     printf("batch size in forward: %" PRId64 "\n", ct_tensor_size(x, 0));
@@ -91,7 +92,7 @@ static void print_names(const char *title, const ct_state_dict *sd)
 int main(void)
 {
     int exit_code = 1;
-    ct_module *trained = NULL, *net = NULL;
+    ct_module *trained = NULL, *wrapped = NULL, *net = NULL;
     ct_state_dict *sd = NULL, *loaded = NULL;
     char dir[512] = "", path[600] = "";
     ct_scope_push(); /* the tensors of main are released by the pop at the end */
@@ -109,16 +110,19 @@ int main(void)
     char name[CT_DEVICE_STRING_MAX];
     printf("device: %s\n", ct_device_format(device, name, sizeof name));
 
-    /* The model that was trained under DataParallel, its outputs, and its checkpoint. */
+    /* The model trained under DataParallel, its outputs, and its checkpoint:
+     * net = nn.DataParallel(FooNet(3, 3)); torch.save(net.state_dict(), path). */
     ct_manual_seed(5);
     trained = foonet_create(NEURAL_NUM, LAYERS);
     CHECK(trained);
     CHECK(ct_module_to(trained, device) == CT_OK);
+    wrapped = ct_data_parallel(trained, NULL, 0, device);
+    CHECK(wrapped);
     int64_t shape[2] = {4, NEURAL_NUM};
     ct_tensor *inputs = ct_randn(shape, 2, CT_F32, device);
-    ct_tensor *expected = ct_module_forward(trained, inputs);
+    ct_tensor *expected = ct_module_forward(trained, inputs); /* its own weights, on one device */
     CHECK(expected);
-    sd = ct_module_state_dict(trained, "module.");
+    sd = ct_module_state_dict(wrapped, NULL);
     CHECK(sd);
     CHECK(ct_save(sd, path) == CT_OK);
     print_names("saved", sd);
@@ -162,6 +166,7 @@ int main(void)
     exit_code = 0;
 
 done:
+    ct_module_release(wrapped);
     ct_module_release(trained);
     ct_module_release(net);
     ct_state_dict_free(loaded);

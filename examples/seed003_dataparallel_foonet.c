@@ -1,6 +1,7 @@
-/* The C twin of seed 003 §4.1 (FooNet and its training loop), made a real training loop:
+/* The C twin of seed 003 §4.1 (nn.DataParallel with FooNet), made a real training loop:
  *
- *   os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
+ *   gpu_list = [0]
+ *   os.environ.setdefault("CUDA_VISIBLE_DEVICES", ",".join(map(str, gpu_list)))
  *   device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
  *
  *   class FooNet(nn.Module):
@@ -42,11 +43,16 @@
  * A class deriving from nn.Module is, in C, ct_module_create with a forward callback; its
  * layers are registered as children, so that their parameters get dotted names
  * ("linears.0.weight"), move with ct_module_to and are found by the optimizer.
- * nn.DataParallel (one process splitting each batch over several GPUs) has no twin here: the
- * model runs on one device. The OpenCL twin of CUDA_VISIBLE_DEVICES is
- * CTORCH_OPENCL_VISIBLE_DEVICES. */
+ * nn.DataParallel(net) is ct_data_parallel(net, NULL, 0, device): every visible device of the
+ * device's type. Each forward splits the batch of 16 over the devices (8 and 8 on two), runs a
+ * replica of FooNet on each in a thread of its own, so that each prints the batch size it sees,
+ * and gathers the outputs on the first device; backward sums the replicas' gradients into net's.
+ * The OpenCL twin of CUDA_VISIBLE_DEVICES is CTORCH_OPENCL_VISIBLE_DEVICES: the seed shows GPU 0
+ * only, here both devices are listed so that the batch is split (a missing device is left out, as
+ * CUDA does). With one device the replica is net itself, with none the CPU runs it. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -63,11 +69,17 @@
 
 enum { BATCH_SIZE = 16, NEURAL_NUM = 3, LAYERS = 3, STEPS = 8 };
 
+/* How many forwards of FooNet ran: the replicas run it concurrently. */
+static atomic_int forwards;
+
 /* FooNet.forward: every linear layer followed by a ReLU. It returns a new reference, as every
- * forward must; the scope releases the intermediate results. */
+ * forward must; the scope releases the intermediate results. Under DataParallel, self is the
+ * replica of the device this thread runs, and its layers are found by name (never kept in module
+ * data), so that each replica uses its own parameters. */
 static ct_tensor *foonet_forward(ct_module *self, const ct_tensor *x)
 {
     printf("\nbatch size in forward: %" PRId64 "\n", ct_tensor_size(x, 0));
+    atomic_fetch_add(&forwards, 1);
     ct_module *linears = ct_module_child(self, "linears");
     ct_scope_push();
     ct_tensor *h = NULL;
@@ -101,7 +113,8 @@ static ct_module *foonet_create(int64_t neural_num, int layers)
     return net;
 }
 
-/* An accelerator if there is one (CUDA first, then OpenCL), else the CPU. */
+/* torch.device("cuda" if torch.cuda.is_available() else "cpu"): the first accelerator of a type
+ * that has one (CUDA first, then OpenCL), else the CPU. */
 static ct_device choose_device(void)
 {
     if (ct_device_count(CT_CUDA) > 0) return (ct_device){CT_CUDA, 0};
@@ -116,8 +129,11 @@ int main(void)
     ct_optimizer *optimizer = NULL;
     ct_tensor *outputs = NULL, *loss = NULL;
 
-    /* Use the first accelerator only, unless the user chose (os.environ.setdefault). */
-    setenv("CTORCH_OPENCL_VISIBLE_DEVICES", "0", 0);
+    /* The devices to use, unless the user chose (os.environ.setdefault). */
+    const int gpu_list[] = {0, 1};
+    char gpu_list_str[32];
+    snprintf(gpu_list_str, sizeof gpu_list_str, "%d,%d", gpu_list[0], gpu_list[1]);
+    setenv("CTORCH_OPENCL_VISIBLE_DEVICES", gpu_list_str, 0);
     ct_scope_push(); /* the tensors of main are released by the pop at the end */
     ct_device device = choose_device();
     char name[CT_DEVICE_STRING_MAX];
@@ -130,21 +146,32 @@ int main(void)
     ct_tensor *labels = ct_to(ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU), device);
     CHECK(inputs && labels);
 
-    /* The model is made on the CPU and moved in place: `net` stays the same object. */
-    net = foonet_create(NEURAL_NUM, LAYERS);
+    /* net = nn.DataParallel(FooNet(3, 3)); net.to(device). The wrapper takes its own reference
+     * to the FooNet, whose parameters ct_module_to moves in place onto the first device. */
+    ct_module *foonet = foonet_create(NEURAL_NUM, LAYERS);
+    CHECK(foonet);
+    net = ct_data_parallel(foonet, NULL, 0, device);
+    ct_module_release(foonet);
     CHECK(net);
     CHECK(ct_module_to(net, device) == CT_OK);
     char *text = ct_module_to_string(net);
     CHECK(text);
     printf("%s\n", text);
     free(text);
+    int used = device.type == CT_CPU ? 1 : ct_device_count(device.type);
+    printf("DataParallel over %d device%s\n", used, used == 1 ? "" : "s");
 
-    /* The seed's loop: one forward pass. */
+    /* The seed's loop: one forward pass, a replica per device. */
     for (int epoch = 0; epoch < 1; epoch++) {
         outputs = ct_module_forward(net, inputs);
         CHECK(outputs);
         printf("model outputs.size: [%" PRId64 ", %" PRId64 "]\n", ct_tensor_size(outputs, 0),
                ct_tensor_size(outputs, 1));
+        if (ct_tensor_size(outputs, 0) != BATCH_SIZE || atomic_load(&forwards) != used) {
+            fprintf(stderr, "error: want [%d, %d] from %d replicas, got %" PRId64 " rows from %d\n", BATCH_SIZE,
+                    NEURAL_NUM, used, ct_tensor_size(outputs, 0), atomic_load(&forwards));
+            goto done;
+        }
         ct_release(outputs);
         outputs = NULL;
     }
@@ -152,8 +179,8 @@ int main(void)
     printf("CTORCH_OPENCL_VISIBLE_DEVICES :%s\n", visible ? visible : "");
     printf("device_count :%d\n", ct_device_count(CT_OPENCL));
 
-    /* Training: the optimizer holds the net's parameter tensors, which ct_module_to moved in
-     * place, so it updates them where they are. */
+    /* Training through the wrapper: the optimizer holds FooNet's parameters (the wrapper's are
+     * the same tensors), on the first device, where backward sums the replicas' gradients. */
     ct_sgd_options options = ct_sgd_options_default(0.1);
     options.momentum = 0.9;
     optimizer = ct_optim_sgd(net, &options);
