@@ -1,7 +1,13 @@
 /* Matrix products on OpenCL through CLBlast's C API, queued on a stream's queue:
  * one strided-batched call for a batch at constant strides, single calls otherwise. CLBlast
  * compiles its kernels on its first call per device and process (seconds with a cold driver
- * cache, a tenth of a second with a warm one). */
+ * cache, a tenth of a second with a warm one).
+ *
+ * One CLBlast call at a time in the process: CLBlast before 1.6.1 (Debian 12 has 1.5.3) corrupts
+ * its caches when threads call it at once (CNugteren/CLBlast#486, fixed by #495), which
+ * DataParallel's threads, one per device, did on their first products (a crash in about 1 run in
+ * 20). A call only queues work, so holding the lock costs little once the kernels are built. */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "backend/opencl/opencl_internal.h" /* before clblast_c.h: it sets the OpenCL target */
@@ -82,8 +88,11 @@ ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
     /* Batch matrices that all write one C would race in a batched call: run them in turn. */
     bool batched = g->batch == 1 || g->c_batch_stride != 0;
     long per_call = batched ? g->batch : 1;
+    static pthread_mutex_t clblast_lock = PTHREAD_MUTEX_INITIALIZER;
     for (long first = 0; first < g->batch; first += per_call) {
+        pthread_mutex_lock(&clblast_lock);
         CLBlastStatusCode status = gemm_call(&queue, g, first, per_call);
+        pthread_mutex_unlock(&clblast_lock);
         if (status != CLBlastSuccess)
             return ct_error(CT_ERR_BACKEND, "opencl:%d: CLBlast %s (%ld x %ld x %ld, batch %ld) "
                             "failed: %s (%d)", index,
