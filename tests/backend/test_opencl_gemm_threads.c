@@ -1,6 +1,6 @@
 /* Two threads that make their first matrix products at the same moment, each on its own OpenCL
- * device (as DataParallel's workers do), get the right products and do not crash: CLBlast before
- * 1.6.1 corrupts its caches when called from threads at once, so ctorch makes one call at a time.
+ * device (as DataParallel's workers do), get the right products and do not crash: CLBlast 1.5
+ * corrupts its caches when called from threads at once, so ctorch makes one call at a time.
  * CLBlast builds its kernels once per process, so each trial is a fresh run of this program
  * (`--child`); the race hit about 1 run in 20 without the lock (1 in 3 under ASan). */
 #include <pthread.h>

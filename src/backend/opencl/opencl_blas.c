@@ -3,8 +3,8 @@
  * compiles its kernels on its first call per device and process (seconds with a cold driver
  * cache, a tenth of a second with a warm one).
  *
- * One CLBlast call at a time in the process: CLBlast before 1.6.1 (Debian 12 has 1.5.3) corrupts
- * its caches when threads call it at once (CNugteren/CLBlast#486, fixed by #495), which
+ * One CLBlast call at a time in the process: CLBlast 1.5 (Debian 12 has 1.5.3) corrupts its
+ * caches when threads call it at once (CNugteren/CLBlast#486, fixed upstream in 2023), which
  * DataParallel's threads, one per device, did on their first products (a crash in about 1 run in
  * 20). A call only queues work, so holding the lock costs little once the kernels are built. */
 #include <pthread.h>
