@@ -78,8 +78,8 @@ static int parse(int argc, char **argv, train_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--save", &v)) o->save = v;
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
-                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --save, --json "
-                    "(ctorch train --help)\n", argv[i]);
+                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --save, "
+                    "--json (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -216,8 +216,8 @@ static int train(const train_options *o, double start)
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         exit_status = CT_EXIT_FAILURE;
     } else if (o->save && /* the plain model (ct_train_run wraps it only while it runs): plain names */
-               ct_train_checkpoint_save(model, o->config.model, data.features, data.classes,
-                                                   o->config.seed, o->save) != CT_OK) {
+               ct_train_checkpoint_save(model, o->config.model, data.features, data.classes, o->config.seed,
+                                        o->save) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         exit_status = CT_EXIT_FAILURE;
     }
