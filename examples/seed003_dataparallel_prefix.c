@@ -21,9 +21,9 @@
  * seed003_dataparallel_foonet.c) keeps the model as its child "module", so the names its state
  * dict has start with "module.". The fix is ct_state_dict_strip_prefix(sd, "module.")
  * (ct_state_dict_add_prefix goes the other way, to load a plain checkpoint into a wrapped model);
- * or save the wrapped model's own state dict, as `ctorch train --data-parallel --save` does. A non-strict load would not fail
- * but load nothing: it only logs the same message as a warning. The file goes in a temporary
- * folder, removed at the end. */
+ * or save the wrapped model's own state dict, as `ctorch train --data-parallel --save` does. A
+ * non-strict load would not fail but load nothing: it only logs the same message as a warning.
+ * The file goes in a temporary folder, removed at the end. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <errno.h>
 #include <inttypes.h>
