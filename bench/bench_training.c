@@ -1,0 +1,141 @@
+/* Training steps of two MLPs through ctorch against the same step written by hand over
+ * cblas_sgemm (bench_training_models.c), in the same run, after checking that both compute the
+ * same losses and updates; and the allocations a warm step makes from the device's allocator. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "bench_accelerator.h"
+#include "bench_training.h"
+
+/* The digits MLP as `ctorch train --model mlp` builds it (64 pixels, one hidden layer of 128,
+ * 10 classes), at its default batch size; and a wide one that the matrix products dominate. */
+static const struct training_case {
+    const char *name;
+    ct_mlp_spec spec;
+    int steps_per_call; /* steps timed together, so that a timed call lasts about 1 ms or more */
+    int repeats;
+} cases[] = {
+    {"train_mlp_digits", {2, {64, 128, 10}, 64, 0.1}, 20, 41},
+    {"train_mlp_1024x4", {4, {1024, 1024, 1024, 1024, 1024}, 256, 0.01}, 1, 11},
+};
+
+typedef struct training_run {
+    ct_mlp_ctorch ctorch;
+    ct_mlp_baseline baseline;
+    int steps;
+    bool failed;
+} training_run;
+
+static void run_ctorch(void *context)
+{
+    training_run *r = context;
+    for (int i = 0; i < r->steps && !r->failed; i++)
+        if (!ct_mlp_ctorch_step(&r->ctorch, NULL)) {
+            fprintf(stderr, "bench: %s\n", r->ctorch.error);
+            r->failed = true;
+        }
+}
+
+static void run_baseline(void *context)
+{
+    training_run *r = context;
+    for (int i = 0; i < r->steps; i++) ct_mlp_baseline_step(&r->baseline);
+}
+
+/* Reports a case that could not be measured, loudly, as a missed target. */
+static void report_failure(ct_bench_result *r, const char *why, ct_bench_report report, void *context)
+{
+    fprintf(stderr, "bench %s: FAILED: %s\n", r->name, why);
+    r->value = r->baseline = r->ratio = 0.0;
+    r->met = false;
+    report(r, context);
+}
+
+static void time_case(const struct training_case *c, ct_bench_report report, void *context)
+{
+    ct_bench_result r = {.unit = "steps/s"};
+    snprintf(r.name, sizeof r.name, "%s_cpu", c->name);
+    snprintf(r.target, sizeof r.target, "ratio >= 0.8");
+    char why[512];
+    /* Comparing speeds means nothing unless both loops compute the same step. */
+    if (!ct_mlp_check_agreement(&c->spec, CT_DEVICE_CPU, 3, why, sizeof why)) {
+        report_failure(&r, why, report, context);
+        return;
+    }
+    training_run run = {.steps = c->steps_per_call};
+    if (!ct_mlp_ctorch_init(&run.ctorch, &c->spec, CT_DEVICE_CPU, 1)) {
+        report_failure(&r, run.ctorch.error, report, context);
+    } else if (!ct_mlp_baseline_init_from(&run.baseline, &run.ctorch)) {
+        report_failure(&r, run.baseline.error, report, context);
+    } else {
+        /* Interleaved, so that clock drift and the neighbours' load affect both alike. */
+        double t_base = ct_bench_time(run_baseline, &run, 2, c->repeats);
+        double t_ct = ct_bench_time(run_ctorch, &run, 2, c->repeats);
+        t_base = (t_base + ct_bench_time(run_baseline, &run, 0, c->repeats)) / 2;
+        t_ct = (t_ct + ct_bench_time(run_ctorch, &run, 0, c->repeats)) / 2;
+        if (run.failed) {
+            report_failure(&r, "ctorch's step failed while timing", report, context);
+        } else {
+            r.value = c->steps_per_call / t_ct;
+            r.baseline = c->steps_per_call / t_base;
+            r.ratio = r.value / r.baseline;
+            r.met = r.ratio >= 0.8;
+            report(&r, context);
+        }
+    }
+    ct_mlp_baseline_free(&run.baseline);
+    ct_mlp_ctorch_free(&run.ctorch);
+}
+
+/* Device allocations (calls that reached the driver's or the system's allocator through the
+ * caching allocator) per step, counted over steps after a warm-up; the target is none. */
+static void count_allocations(const struct training_case *c, ct_device device, const char *filter,
+                              ct_bench_report report, void *context)
+{
+    char device_name[32];
+    ct_device_format(device, device_name, sizeof device_name);
+    ct_bench_result r = {.unit = "allocs"};
+    snprintf(r.name, sizeof r.name, "%s_allocs_%s", c->name, device_name);
+    if (!ct_bench_selected(filter, r.name)) return;
+    snprintf(r.target, sizeof r.target, "value == 0");
+    enum { WARMUP = 3, STEPS = 20 };
+    ct_mlp_ctorch m;
+    ct_memory_stats before, after;
+    if (!ct_mlp_ctorch_init(&m, &c->spec, device, 1)) {
+        report_failure(&r, m.error, report, context);
+        ct_mlp_ctorch_free(&m);
+        return;
+    }
+    bool ok = true;
+    for (int i = 0; i < WARMUP && ok; i++) ok = ct_mlp_ctorch_step(&m, NULL);
+    ok = ok && ct_synchronize(device) == CT_OK && ct_memory_stats_get(device, &before) == CT_OK;
+    for (int i = 0; i < STEPS && ok; i++) ok = ct_mlp_ctorch_step(&m, NULL);
+    ok = ok && ct_synchronize(device) == CT_OK && ct_memory_stats_get(device, &after) == CT_OK;
+    if (!ok) {
+        report_failure(&r, m.error[0] ? m.error : ct_last_error_message(), report, context);
+    } else {
+        r.value = (double)(after.device_allocations - before.device_allocations) / STEPS;
+        r.baseline = 0.0;
+        r.met = after.device_allocations == before.device_allocations;
+        r.ratio = r.met ? 1.0 : 0.0;
+        report(&r, context);
+    }
+    ct_mlp_ctorch_free(&m);
+}
+
+void ct_bench_training(const char *filter, ct_bench_report report, void *context)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct training_case *c = &cases[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s_cpu", c->name);
+        if (ct_bench_selected(filter, name)) time_case(c, report, context);
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        count_allocations(&cases[i], CT_DEVICE_CPU, filter, report, context);
+    /* On the accelerator only the digits MLP: the wide one takes seconds a step on PoCL. */
+    ct_device accelerator;
+    if (ct_bench_selected(filter, "train_mlp_digits_allocs_") && ct_bench_accelerator(&accelerator))
+        count_allocations(&cases[0], accelerator, filter, report, context);
+}
