@@ -219,33 +219,91 @@ void ct_mlp_baseline_free(ct_mlp_baseline *b)
 
 /* ---- agreement ---- */
 
-/* Largest |a[k] - b[k]| and |b[k]| over count values, where a and b are changes of a tensor. */
-static void compare_changes(const float *ct_now, const float *base_now, const float *before,
-                            size_t count, double *max_diff, double *max_change)
+/* One parameter (a weight or a bias of one layer) of both models: its values before the steps,
+ * from each side, and where each side keeps it. */
+typedef struct parameter_pair {
+    const ct_tensor *ctorch;
+    const float *baseline;
+    size_t count;
+    float *ctorch_before, *baseline_before;
+} parameter_pair;
+
+static bool snapshot(parameter_pair *p, char *message, size_t size)
 {
-    for (size_t k = 0; k < count; k++) {
-        double ct_change = (double)ct_now[k] - before[k], base_change = (double)base_now[k] - before[k];
-        double diff = fabs(ct_change - base_change);
-        *max_diff = diff > *max_diff ? diff : *max_diff;
-        *max_change = fabs(base_change) > *max_change ? fabs(base_change) : *max_change;
+    p->ctorch_before = floats(p->count);
+    p->baseline_before = floats(p->count);
+    if (!p->ctorch_before || !p->baseline_before) {
+        snprintf(message, size, "no host memory");
+        return false;
     }
+    memcpy(p->baseline_before, p->baseline, p->count * sizeof(float));
+    if (ct_tensor_to_array(p->ctorch, p->ctorch_before, p->count * sizeof(float)) == CT_OK) return true;
+    snprintf(message, size, "reading ctorch's parameters: %s", ct_last_error_message());
+    return false;
 }
 
-/* Compares one parameter (weight or bias of layer l) after the steps; false with a message. */
-static bool parameter_agrees(const ct_tensor *t, const float *base_now, const float *before,
-                             size_t count, const char *what, int layer, float *scratch,
-                             char *message, size_t size)
+/* Did both sides change the parameter alike? The largest difference between the two changes
+ * must be within 1e-3 of the largest change (plus 1e-6), and something must have changed. */
+static bool changed_alike(const parameter_pair *p, const char *what, int layer, char *message,
+                          size_t size)
 {
-    if (ct_tensor_to_array(t, scratch, count * sizeof(float)) != CT_OK) {
-        snprintf(message, size, "reading layer %d's %s: %s", layer, what, ct_last_error_message());
+    float *now = floats(p->count);
+    if (!now || ct_tensor_to_array(p->ctorch, now, p->count * sizeof(float)) != CT_OK) {
+        snprintf(message, size, "reading layer %d's %s: %s", layer, what,
+                 now ? ct_last_error_message() : "no host memory");
+        free(now);
         return false;
     }
     double max_diff = 0.0, max_change = 0.0;
-    compare_changes(scratch, base_now, before, count, &max_diff, &max_change);
+    for (size_t k = 0; k < p->count; k++) {
+        double ct_change = (double)now[k] - p->ctorch_before[k];
+        double base_change = (double)p->baseline[k] - p->baseline_before[k];
+        max_diff = fmax(max_diff, fabs(ct_change - base_change));
+        max_change = fmax(max_change, fabs(base_change));
+    }
+    free(now);
     if (max_change > 0.0 && max_diff <= 1e-3 * max_change + 1e-6) return true;
     snprintf(message, size, "layer %d's %s changed differently: the largest difference between the "
              "two updates is %.3g, the largest update %.3g", layer, what, max_diff, max_change);
     return false;
+}
+
+bool ct_mlp_compare_steps(ct_mlp_ctorch *m, ct_mlp_baseline *b, int steps, char *message, size_t size)
+{
+    const ct_mlp_spec *spec = &m->spec;
+    parameter_pair pairs[2 * CT_MLP_MAX_LAYERS];
+    memset(pairs, 0, sizeof pairs);
+    int count = 2 * spec->layers;
+    bool agree = false;
+    for (int l = 0; l < spec->layers; l++) {
+        size_t in = (size_t)spec->sizes[l], out = (size_t)spec->sizes[l + 1];
+        pairs[2 * l] = (parameter_pair){.ctorch = m->weights[l], .baseline = b->w[l], .count = out * in};
+        pairs[2 * l + 1] = (parameter_pair){.ctorch = m->biases[l], .baseline = b->b[l], .count = out};
+    }
+    for (int k = 0; k < count; k++)
+        if (!snapshot(&pairs[k], message, size)) goto done;
+    for (int step = 0; step < steps; step++) {
+        double ct_loss = 0.0, base_loss = ct_mlp_baseline_step(b);
+        if (!ct_mlp_ctorch_step(m, &ct_loss)) {
+            snprintf(message, size, "ctorch's step %d failed: %s", step, m->error);
+            goto done;
+        }
+        if (!(fabs(ct_loss - base_loss) <= 1e-4 * fabs(base_loss))) {
+            snprintf(message, size, "the losses of step %d differ: ctorch %.7g, by hand %.7g", step,
+                     ct_loss, base_loss);
+            goto done;
+        }
+    }
+    for (int k = 0; k < count; k++)
+        if (!changed_alike(&pairs[k], k % 2 ? "bias" : "weight", k / 2, message, size)) goto done;
+    agree = true;
+    snprintf(message, size, "agree");
+done:
+    for (int k = 0; k < count; k++) {
+        free(pairs[k].ctorch_before);
+        free(pairs[k].baseline_before);
+    }
+    return agree;
 }
 
 bool ct_mlp_check_agreement(const ct_mlp_spec *spec, ct_device device, int steps, char *message,
@@ -255,57 +313,12 @@ bool ct_mlp_check_agreement(const ct_mlp_spec *spec, ct_device device, int steps
     ct_mlp_baseline b;
     memset(&b, 0, sizeof b);
     bool agree = false;
-    float *before_w[CT_MLP_MAX_LAYERS] = {0}, *before_b[CT_MLP_MAX_LAYERS] = {0}, *scratch = NULL;
-    snprintf(message, size, "agree");
-    if (!ct_mlp_ctorch_init(&m, spec, device, 1234)) {
+    if (!ct_mlp_ctorch_init(&m, spec, device, 1234))
         snprintf(message, size, "ctorch's setup failed: %s", m.error);
-        goto done;
-    }
-    if (!ct_mlp_baseline_init_from(&b, &m)) {
+    else if (!ct_mlp_baseline_init_from(&b, &m))
         snprintf(message, size, "the baseline's setup failed: %s", b.error);
-        goto done;
-    }
-    size_t widest_count = 0;
-    for (int l = 0; l < spec->layers; l++) {
-        size_t in = (size_t)spec->sizes[l], out = (size_t)spec->sizes[l + 1];
-        before_w[l] = floats(out * in);
-        before_b[l] = floats(out);
-        if (!before_w[l] || !before_b[l]) goto no_memory;
-        memcpy(before_w[l], b.w[l], out * in * sizeof(float));
-        memcpy(before_b[l], b.b[l], out * sizeof(float));
-        widest_count = out * in > widest_count ? out * in : widest_count;
-    }
-    scratch = floats(widest_count);
-    if (!scratch) goto no_memory;
-    for (int step = 0; step < steps; step++) {
-        double ct_loss = 0.0, base_loss = ct_mlp_baseline_step(&b);
-        if (!ct_mlp_ctorch_step(&m, &ct_loss)) {
-            snprintf(message, size, "ctorch's step %d failed: %s", step, m.error);
-            goto done;
-        }
-        if (!(fabs(ct_loss - base_loss) <= 1e-4 * fabs(base_loss))) {
-            snprintf(message, size, "the losses of step %d differ: ctorch %.7g, by hand %.7g", step,
-                     ct_loss, base_loss);
-            goto done;
-        }
-    }
-    for (int l = 0; l < spec->layers; l++) {
-        size_t in = (size_t)spec->sizes[l], out = (size_t)spec->sizes[l + 1];
-        if (!parameter_agrees(m.weights[l], b.w[l], before_w[l], out * in, "weight", l, scratch,
-                              message, size) ||
-            !parameter_agrees(m.biases[l], b.b[l], before_b[l], out, "bias", l, scratch, message, size))
-            goto done;
-    }
-    agree = true;
-    goto done;
-no_memory:
-    snprintf(message, size, "no host memory");
-done:
-    for (int l = 0; l < CT_MLP_MAX_LAYERS; l++) {
-        free(before_w[l]);
-        free(before_b[l]);
-    }
-    free(scratch);
+    else
+        agree = ct_mlp_compare_steps(&m, &b, steps, message, size);
     ct_mlp_baseline_free(&b);
     ct_mlp_ctorch_free(&m);
     return agree;
