@@ -39,7 +39,9 @@ typedef unsigned long ulong;
 #define CT_GLOBAL
 #define CT_IDX_PARAM long ct_idx_,
 #define CT_IDX ct_idx_
-#define CT_FN static inline
+/* Always inlined: the helpers take the kernel's parameter block by address, and a call that
+ * stays a call makes the compiler copy the whole block (432 bytes) for every work item. */
+#define CT_FN static inline __attribute__((always_inline))
 #define CT_PRAGMA(x) _Pragma(#x)
 /* Lets the compiler vectorise a reduction loop (reassociating it) where OpenMP runs it. */
 #define CT_SIMD_REDUCTION(op, var) CT_PRAGMA(omp simd reduction(op : var))
