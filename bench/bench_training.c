@@ -3,6 +3,7 @@
  * same losses and updates; and the allocations a warm step makes from the device's allocator. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 #include "bench_accelerator.h"
@@ -16,8 +17,8 @@ static const struct training_case {
     int steps_per_call; /* steps timed together, so that a timed call lasts about 1 ms or more */
     int repeats;
 } cases[] = {
-    {"train_mlp_digits", {2, {64, 128, 10}, 64, 0.1}, 20, 41},
-    {"train_mlp_1024x4", {4, {1024, 1024, 1024, 1024, 1024}, 256, 0.01}, 1, 11},
+    {"train_mlp_digits", {2, {64, 128, 10}, 64, 0.1}, 20, 101},
+    {"train_mlp_1024x4", {4, {1024, 1024, 1024, 1024, 1024}, 256, 0.01}, 1, 31},
 };
 
 typedef struct training_run {
@@ -41,6 +42,47 @@ static void run_baseline(void *context)
 {
     training_run *r = context;
     for (int i = 0; i < r->steps; i++) ct_mlp_baseline_step(&r->baseline);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median seconds per call of each of a and b over `repeats` calls of each, alternating call by
+ * call: on a machine shared with other jobs their load changes within a second, and both sides
+ * must meet the same. */
+static void time_alternating(void (*a)(void *), void (*b)(void *), void *context, int warmup,
+                             int repeats, double *t_a, double *t_b)
+{
+    double *times = malloc(2 * sizeof *times * (size_t)repeats);
+    *t_a = *t_b = 0.0;
+    if (!times) return;
+    for (int i = 0; i < warmup; i++) {
+        a(context);
+        b(context);
+    }
+    for (int i = 0; i < repeats; i++) {
+        double start = now_seconds();
+        a(context);
+        double middle = now_seconds();
+        b(context);
+        times[i] = middle - start;
+        times[repeats + i] = now_seconds() - middle;
+    }
+    qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
+    qsort(times + repeats, (size_t)repeats, sizeof *times, compare_doubles);
+    *t_a = times[repeats / 2];
+    *t_b = times[repeats + repeats / 2];
+    free(times);
 }
 
 /* Reports a case that could not be measured, loudly, as a missed target. */
@@ -69,11 +111,8 @@ static void time_case(const struct training_case *c, ct_bench_report report, voi
     } else if (!ct_mlp_baseline_init_from(&run.baseline, &run.ctorch)) {
         report_failure(&r, run.baseline.error, report, context);
     } else {
-        /* Interleaved, so that clock drift and the neighbours' load affect both alike. */
-        double t_base = ct_bench_time(run_baseline, &run, 2, c->repeats);
-        double t_ct = ct_bench_time(run_ctorch, &run, 2, c->repeats);
-        t_base = (t_base + ct_bench_time(run_baseline, &run, 0, c->repeats)) / 2;
-        t_ct = (t_ct + ct_bench_time(run_ctorch, &run, 0, c->repeats)) / 2;
+        double t_base, t_ct;
+        time_alternating(run_baseline, run_ctorch, &run, 2, c->repeats, &t_base, &t_ct);
         if (run.failed) {
             report_failure(&r, "ctorch's step failed while timing", report, context);
         } else {

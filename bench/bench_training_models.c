@@ -166,7 +166,10 @@ double ct_mlp_baseline_step(ct_mlp_baseline *b)
         for (int i = 0; i < n; i++) {
             float *row = y + (size_t)i * out;
             if (l < last)
-                for (int j = 0; j < out; j++) row[j] = fmaxf(row[j] + b->b[l][j], 0.0f);
+                for (int j = 0; j < out; j++) {
+                    float v = row[j] + b->b[l][j];
+                    row[j] = v > 0.0f ? v : 0.0f; /* (fmaxf is a libm call per element) */
+                }
             else
                 for (int j = 0; j < out; j++) row[j] += b->b[l][j];
         }
