@@ -51,7 +51,8 @@ static ct_status forward(const char *function, const ct_tensor *x2, const ct_ten
                          const ct_tensor *b, ct_tensor *y2)
 {
     if (b) {
-        ct_tensor *bias_rows = ct_expand(b, y2->shape, 2);
+        ct_tensor *bias_rows = ct_tensor_view_of(b, 2, y2->shape, (const int64_t[]){0, b->strides[0]},
+                                                 b->offset);
         ct_status status = bias_rows ? ct_tensor_copy_into(y2, bias_rows) : ct_last_error();
         ct_release(bias_rows);
         if (status != CT_OK) return status;
@@ -88,7 +89,7 @@ ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_te
     /* The pieces are internal: only the result joins the graph, with this op's backward. */
     bool was_enabled = ct_set_grad_enabled(false);
     long ld;
-    ct_tensor *x2 = ct_reshape(x, shape2, 2);
+    ct_tensor *x2 = x->ndim == 2 ? ct_retain((ct_tensor *)x) : ct_reshape(x, shape2, 2);
     if (x2 && !row_major(x2, &ld)) {
         ct_tensor *copy = ct_contiguous(x2);
         ct_release(x2);
@@ -96,7 +97,9 @@ ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_te
     }
     int64_t out_shape2[2] = {shape2[0], out_features};
     ct_tensor *y2 = x2 ? ct_tensor_alloc(function, x->storage->device, x->dtype, out_shape2, 2) : NULL;
-    ct_tensor *y = y2 && forward(function, x2, w, b, y2) == CT_OK ? ct_reshape(y2, y_shape, x->ndim) : NULL;
+    ct_tensor *y = NULL;
+    if (y2 && forward(function, x2, w, b, y2) == CT_OK)
+        y = x->ndim == 2 ? ct_retain(y2) : ct_reshape(y2, y_shape, x->ndim);
     ct_set_grad_enabled(was_enabled);
     ct_release(y2);
 
@@ -117,13 +120,13 @@ static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor
 {
     const ct_tensor *x2 = node->saved[0], *w = node->saved[1];
     int64_t shape2[2] = {x2->shape[0], w->shape[0]};
-    ct_tensor *g2 = ct_reshape(grad, shape2, 2);
+    ct_tensor *g2 = grad->ndim == 2 ? ct_retain((ct_tensor *)grad) : ct_reshape(grad, shape2, 2);
     if (!g2) return ct_last_error();
     ct_status status = CT_OK;
     if (ct_node_needs_grad(node, 0)) {
         ct_tensor *gx = ct_matmul(g2, w);
         const ct_input_meta *meta = &node->inputs[0];
-        grads[0] = gx ? ct_reshape(gx, meta->shape, meta->ndim) : NULL;
+        grads[0] = !gx ? NULL : meta->ndim != 2 ? ct_reshape(gx, meta->shape, meta->ndim) : ct_retain(gx);
         ct_release(gx);
         if (!grads[0]) status = ct_last_error();
     }
