@@ -1,5 +1,5 @@
 /* Cross-entropy from logits with class indices as one op: a kernel computes each row's softmax
- * and loss, another the gradient (softmax - q) / N. Composed of ops (log_softmax, one_hot, a cast,
+ * and loss, another its gradient (softmax - q) / N. Composed of ops (log_softmax, one_hot, a cast,
  * mul, sum, a scale, and their backwards) it took a dozen launches and allocations per training
  * step: more than the rest of a small MLP's step. */
 #include <stdio.h>
@@ -102,7 +102,7 @@ static ct_status cross_entropy_backward(ct_node *node, const ct_tensor *grad, ct
     ct_tensor *out = ct_tensor_alloc(NODE_NAME, probs->storage->device, probs->dtype, probs->shape, 2);
     if (!out) return ct_last_error();
     ct_kparams p = {0};
-    p.n = (long)ct_numel(probs);
+    p.n = (long)probs->shape[0];
     p.off[0] = out->offset;
     p.off[1] = probs->offset;
     p.off[2] = target->offset;
@@ -112,9 +112,10 @@ static ct_status cross_entropy_backward(ct_node *node, const ct_tensor *grad, ct
     p.s[1] = 1.0 / (double)probs->shape[0];
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(probs),
                                             ct_tensor_handle(target), ct_tensor_handle(grad)};
-    ct_status status = p.n > 0 ? ct_backend_launch(out->storage->device, kernels[out->dtype],
-                                                   buffers, &p, 3)
-                               : CT_OK;
+    ct_status status = p.n > 0 && p.l[0] > 0
+                           ? ct_backend_launch(out->storage->device, kernels[out->dtype], buffers,
+                                               &p, 3 * p.l[0])
+                           : CT_OK;
     if (status != CT_OK) {
         ct_release(out);
         return status;
