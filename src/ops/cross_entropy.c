@@ -56,10 +56,8 @@ static ct_tensor *forward(const char *function, const ct_tensor *logits, const c
     ct_tensor *rows = probs ? ct_tensor_alloc(function, device, logits->dtype, &n, 1) : NULL;
     ct_status status = rows && t ? CT_OK : ct_last_error();
     if (status == CT_OK && n > 0) status = launch_forward(z, t, smoothing, rows, probs);
-    ct_tensor *total = status == CT_OK ? ct_sum(rows, NULL, 0, false) : NULL;
-    /* N = 0 gives 0 * (1/0) = NaN, the mean of nothing, as PyTorch does. */
-    ct_tensor *loss = total ? ct_mul_scalar(total, 1.0 / (double)n) : NULL;
-    ct_release(total);
+    /* N = 0 gives NaN, the mean of nothing, as PyTorch does. */
+    ct_tensor *loss = status == CT_OK ? ct_mean(rows, NULL, 0, false) : NULL;
     ct_release(rows);
     ct_release(t);
     ct_release(z);

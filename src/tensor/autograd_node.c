@@ -36,7 +36,7 @@ ct_node *ct_autograd_record(ct_tensor *out, const char *name, ct_backward_fn bac
 {
     /* One block: the node, then its per-input metadata and edges (an op records one per call). */
     size_t n = (size_t)count;
-    ct_node *node = calloc(1, sizeof *node + n * (sizeof(ct_input_meta) + 2 * sizeof(void *)));
+    ct_node *node = ct_zalloc(sizeof *node + n * (sizeof(ct_input_meta) + 2 * sizeof(void *)));
     if (!node) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory to record the graph", name);
     ct_input_meta *metas = (ct_input_meta *)(node + 1);
     ct_node **next_nodes = (ct_node **)(metas + n);
