@@ -1,9 +1,9 @@
-/* The nn kernels (nn.ct): im2col/col2im and the convolution's and linear layer's bias, max and average pooling
+/* The nn kernels (nn.ct): im2col/col2im and the convolution's bias, max and average pooling
  * with their backward, batch normalisation (statistics, running statistics, coefficients,
  * normalisation, backward), cross-entropy from logits. float32 and float64. */
 #define CT_NN_KERNELS(X)                                                                         \
     CT_LIST_EACH_FLOAT(X, im2col) CT_LIST_EACH_FLOAT(X, col2im)                                  \
-    CT_LIST_EACH_FLOAT(X, conv2d_bias_fill) CT_LIST_EACH_FLOAT(X, linear_bias_fill)              \
+    CT_LIST_EACH_FLOAT(X, conv2d_bias_fill)                                                      \
     CT_LIST_EACH_FLOAT(X, max_pool2d) CT_LIST_EACH_FLOAT(X, max_pool2d_backward)                 \
     CT_LIST_EACH_FLOAT(X, avg_pool2d) CT_LIST_EACH_FLOAT(X, avg_pool2d_backward)                 \
     CT_LIST_EACH_FLOAT(X, batch_norm_stats) CT_LIST_EACH_FLOAT(X, batch_norm_update_running)     \

@@ -50,16 +50,11 @@ static ct_tensor *composed(const ct_tensor *x, const ct_tensor *w, const ct_tens
 static ct_status forward(const char *function, const ct_tensor *x2, const ct_tensor *w,
                          const ct_tensor *b, ct_tensor *y2)
 {
-    if (b && y2->shape[0] > 0) {
-        static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(linear_bias_fill);
-        ct_kparams p = {0};
-        p.n = (long)y2->shape[0];
-        p.off[0] = (long)y2->offset;
-        p.off[1] = (long)b->offset;
-        p.l[0] = (long)y2->shape[1];
-        p.l[1] = (long)b->strides[0];
-        void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(y2), ct_tensor_handle(b)};
-        ct_status status = ct_backend_launch(y2->storage->device, kernels[y2->dtype], buffers, &p, p.l[0]);
+    if (b) { /* the bias in every row: a copy of b seen with a zero row stride */
+        ct_tensor *bias_rows = ct_tensor_view_of(b, 2, y2->shape, (const int64_t[]){0, b->strides[0]},
+                                                 b->offset);
+        ct_status status = bias_rows ? ct_tensor_copy_into(y2, bias_rows) : ct_last_error();
+        ct_release(bias_rows);
         if (status != CT_OK) return status;
     }
     ct_gemm_args g = {.dtype = y2->dtype, .alpha = 1.0, .beta = b ? 1.0 : 0.0, .batch = 1};
