@@ -19,34 +19,9 @@ static ct_status check_index_dtype(const char *function, const ct_tensor *index)
                     ct_dtype_name(index->dtype));
 }
 
-/* The same for an index on the cpu, whose values are in host memory already: walking them beats
- * a launch, a scratch tensor and a read-back (a training step checks its targets every step). */
-static void host_value_range(const ct_tensor *index, int64_t *lo, int64_t *hi)
-{
-    const char *base = ct_tensor_handle(index);
-    size_t element = ct_dtype_size(index->dtype);
-    int64_t n = ct_numel(index), offset = index->offset, coord[CT_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < n; i++) {
-        const void *at = base + (size_t)offset * element;
-        int64_t v = index->dtype == CT_I64 ? *(const int64_t *)at : *(const int32_t *)at;
-        if (i == 0 || v < *lo) *lo = v;
-        if (i == 0 || v > *hi) *hi = v;
-        for (int d = index->ndim - 1; d >= 0; d--) { /* the next element, last dim fastest */
-            offset += index->strides[d];
-            if (++coord[d] < index->shape[d]) break;
-            offset -= index->strides[d] * index->shape[d];
-            coord[d] = 0;
-        }
-    }
-}
-
 /* The smallest and largest value of a non-empty int32/int64 index, computed where it lives. */
 ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi)
 {
-    if (index->storage->device.type == CT_CPU) {
-        host_value_range(index, lo, hi);
-        return CT_OK;
-    }
     int64_t n = ct_numel(index);
     int64_t chunks = (n + INDEX_RANGE_CHUNK - 1) / INDEX_RANGE_CHUNK;
     int64_t ranges_shape = 2 * chunks;
