@@ -25,11 +25,12 @@ const char *ct_format_bytes(double bytes, char *buf, size_t size);
 #define CT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* size zeroed bytes from malloc, for the records every op makes and frees (tensors, storages,
- * graph nodes): glibc's calloc bypasses its per-thread cache, and took a third of a small op. */
+ * graph nodes): glibc's calloc bypasses its per-thread cache (35 ns a calloc and free here, 18
+ * through malloc). explicit_bzero, because gcc turns malloc and memset back into calloc. */
 static inline void *ct_zalloc(size_t size)
 {
     void *p = malloc(size);
-    if (p) memset(p, 0, size);
+    if (p) explicit_bzero(p, size);
     return p;
 }
 
