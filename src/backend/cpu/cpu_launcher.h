@@ -53,13 +53,15 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
         long pieces = (inner + CT_CPU_ROW_PIECE - 1) / CT_CPU_ROW_PIECE;                         \
         long tasks = params->n / inner * pieces;                                                 \
         q.ndim = 1;                                                                              \
-        for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++) q.stride[k][0] = params->stride[k][nd - 1]; \
+        for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++)                                          \
+            q.stride[k][0] = params->stride[k][nd - 1];                                          \
         _Pragma(for_pragma) for (long t = 0; t < tasks; t++) {                                   \
             long start = t % pieces * CT_CPU_ROW_PIECE, first = t / pieces * inner + start;      \
             long o[CT_KERNEL_MAX_BUFFERS];                                                       \
             ct_strided_offsets(first, params, CT_KERNEL_MAX_BUFFERS, o);                         \
             for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++) q.off[k] = o[k];                     \
-            q.n = q.size[0] = inner - start < CT_CPU_ROW_PIECE ? inner - start : CT_CPU_ROW_PIECE; \
+            q.n = inner - start < CT_CPU_ROW_PIECE ? inner - start : CT_CPU_ROW_PIECE;            \
+            q.size[0] = q.n;                                                                     \
             for (long i = 0; i < q.n; i++) name(i, b0, b1, b2, b3, q);                           \
         }                                                                                        \
     }
