@@ -31,6 +31,8 @@ void ct_bench_compare(ct_bench_result *r, void (*ours)(void *), void (*baseline)
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
 void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);
 void ct_bench_overhead(const char *filter, ct_bench_report report, void *context);
+/* MLP training steps against a hand-written C + OpenBLAS step, and warm steps' allocations. */
+void ct_bench_training(const char *filter, ct_bench_report report, void *context);
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);

@@ -2,6 +2,9 @@
 #ifndef CT_CORE_INTERNAL_H
 #define CT_CORE_INTERNAL_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "ctorch/core.h"
 
 #define CT_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -20,5 +23,15 @@ void ct_log_message(ct_log_level level, const char *fmt, ...) CT_PRINTF(2, 3);
 const char *ct_format_bytes(double bytes, char *buf, size_t size);
 
 #define CT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* size zeroed bytes from malloc, for the records every op makes and frees (tensors, storages,
+ * graph nodes): glibc's calloc bypasses its per-thread cache (35 ns a calloc and free here, 18
+ * through malloc). explicit_bzero, because gcc turns malloc and memset back into calloc. */
+static inline void *ct_zalloc(size_t size)
+{
+    void *p = malloc(size);
+    if (p) explicit_bzero(p, size);
+    return p;
+}
 
 #endif

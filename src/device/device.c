@@ -76,17 +76,20 @@ ct_status ct_device_resolve(ct_device device, ct_device *out)
     if (device.type < 0 || device.type >= CT_DEVICE_TYPE_COUNT)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "device type %d is not a device type; use CT_CPU, "
                         "CT_CUDA or CT_OPENCL", (int)device.type);
-    ct_device_format(device, name, sizeof name);
+    /* The name only for a message: every tensor allocation resolves its device. */
     if (!ct_backend_is_compiled(device.type))
         return ct_error(CT_ERR_NOT_COMPILED, "device '%s': ctorch was built without %s support (%s)",
-                        name, ct_device_type_name(device.type), list_available(available, sizeof available));
+                        ct_device_format(device, name, sizeof name), ct_device_type_name(device.type),
+                        list_available(available, sizeof available));
     if (!ct_is_available(device.type))
         return ct_error(CT_ERR_UNAVAILABLE, "device '%s': the %s backend has no usable device: %s (%s)",
-                        name, ct_device_type_name(device.type),
+                        ct_device_format(device, name, sizeof name), ct_device_type_name(device.type),
                         ct_backend_unavailable_reason(device.type), list_available(available, sizeof available));
+    ct_device asked = device;
     if (device.index < 0) device = ct_current_device(device.type);
     int count = ct_device_count(device.type);
     if (device.index >= count) {
+        ct_device_format(asked, name, sizeof name);
         char range[32] = "0";
         if (count > 1) snprintf(range, sizeof range, "0 to %d", count - 1);
         return ct_error(CT_ERR_DEVICE, "device '%s' does not exist: there %s %d %s device%s; use "

@@ -39,7 +39,9 @@ typedef unsigned long ulong;
 #define CT_GLOBAL
 #define CT_IDX_PARAM long ct_idx_,
 #define CT_IDX ct_idx_
-#define CT_FN static inline
+/* Always inlined: the helpers take the kernel's parameter block by address, and a call that
+ * stays a call makes the compiler copy the whole block (432 bytes) for every work item. */
+#define CT_FN static inline __attribute__((always_inline))
 #define CT_PRAGMA(x) _Pragma(#x)
 /* Lets the compiler vectorise a reduction loop (reassociating it) where OpenMP runs it. */
 #define CT_SIMD_REDUCTION(op, var) CT_PRAGMA(omp simd reduction(op : var))
@@ -80,14 +82,18 @@ typedef unsigned long ulong;
 #define CT_EACH_FLOAT(M) M(f32) M(f64)
 
 /* The element offsets of the first `count` operands for linear index i of the strided index
- * space p.size[0..p.ndim) (row-major, last dim fastest). */
+ * space p.size[0..p.ndim) (row-major, last dim fastest), for i below the space's size: what is
+ * left of i at the outermost dim is its coordinate there, so a 1-dim space divides nothing. */
 CT_FN void ct_strided_offsets(long i, const ct_kparams *p, int count, long *offsets)
 {
     for (int op = 0; op < count; op++) offsets[op] = p->off[op];
     for (long d = p->ndim - 1; d >= 0; d--) {
-        long size = p->size[d];
-        long coord = i % size;
-        i /= size;
+        long coord = i;
+        if (d > 0) {
+            long size = p->size[d];
+            coord = i % size;
+            i /= size;
+        }
         for (int op = 0; op < count; op++) offsets[op] += coord * p->stride[op][d];
     }
 }

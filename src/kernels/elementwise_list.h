@@ -18,7 +18,8 @@
     CT_LIST_EACH_FLOAT(X, sqrt) CT_LIST_EACH_FLOAT(X, tanh) CT_LIST_EACH_FLOAT(X, sigmoid)       \
     CT_LIST_EACH_FLOAT(X, gelu)
 /* Derivatives the ops cannot compose (autograd). */
-#define CT_ELEMENTWISE_BACKWARD_KERNELS(X) CT_LIST_EACH_FLOAT(X, gelu_backward)
+#define CT_ELEMENTWISE_BACKWARD_KERNELS(X)                                                       \
+    CT_LIST_EACH_FLOAT(X, gelu_backward) CT_LIST_EACH_FLOAT(X, relu_backward)
 #define CT_ELEMENTWISE_KERNELS(X)                                                                \
     CT_ELEMENTWISE_BINARY_KERNELS(X) CT_ELEMENTWISE_SCALAR_KERNELS(X)                            \
     CT_ELEMENTWISE_UNARY_KERNELS(X) CT_LIST_EACH_DTYPE(X, where)                                 \

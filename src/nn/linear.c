@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "nn/module_internal.h"
+#include "ops/nn_internal.h"
 
 typedef struct linear {
     int64_t in_features, out_features;
@@ -24,15 +25,7 @@ static ct_tensor *linear_forward(ct_module *self, const ct_tensor *x)
             "last dim must be %lld", (long long)config->in_features, (long long)config->out_features,
             ct_shape_format(x->shape, x->ndim, shape, sizeof shape), (long long)config->in_features));
     }
-    ct_tensor *wt = ct_transpose(weight, 0, 1);
-    ct_tensor *y = ct_matmul(x, wt);
-    ct_release(wt);
-    if (bias && y) {
-        ct_tensor *with_bias = ct_add(y, bias);
-        ct_release(y);
-        y = with_bias;
-    }
-    return ct_api_return(y);
+    return ct_api_return(ct_linear_apply("Linear", x, weight, bias));
 }
 
 static char *linear_describe(const ct_module *m)

@@ -1,13 +1,15 @@
-/* Losses (torch.nn.functional's mse_loss, cross_entropy, nll_loss with reduction='mean'),
- * composed of differentiable ops so that they run and backpropagate on every device.
+/* Losses (torch.nn.functional's mse_loss, cross_entropy, nll_loss with reduction='mean'). MSE
+ * and NLL are composed of differentiable ops, so that they run and backpropagate on every
+ * device; cross-entropy, in every training step, is one fused op with its own kernels
+ * (ops/cross_entropy.c).
  *
- * The class-index losses pick the target classes with a one-hot matrix rather than a gather:
- * -sum(q * log_p) / N with q the (smoothed) one-hot targets, which needs only the backward of
- * mul, sum and log_softmax, and gives label smoothing for free. */
+ * NLL picks the target classes with a one-hot matrix rather than a gather: -sum(q * log_p) / N
+ * with q the one-hot targets, which needs only the backward of mul and sum. */
 #include <stdio.h>
 #include <string.h>
 
 #include "nn/module_internal.h"
+#include "ops/nn_internal.h"
 
 ct_tensor *ct_mse_loss(const ct_tensor *input, const ct_tensor *target)
 {
@@ -60,9 +62,8 @@ static ct_status check_class_inputs(const char *function, const char *scores_nam
     return CT_OK;
 }
 
-/* -sum(q * log_probs) / N with q = (1 - smoothing) one_hot(target) + smoothing / C. */
-static ct_tensor *smoothed_nll(const char *function, const ct_tensor *log_probs,
-                               const ct_tensor *target, double smoothing)
+/* -sum(one_hot(target) * log_probs) / N. */
+static ct_tensor *picked_nll(const char *function, const ct_tensor *log_probs, const ct_tensor *target)
 {
     int64_t n = log_probs->shape[0], classes = log_probs->shape[1];
     ct_tensor *one_hot = ct_one_hot(target, classes);
@@ -75,12 +76,6 @@ static ct_tensor *smoothed_nll(const char *function, const ct_tensor *log_probs,
     }
     ct_tensor *q = ct_to_dtype(one_hot, log_probs->dtype);
     ct_release(one_hot);
-    if (smoothing > 0.0) {
-        ct_tensor *scaled = ct_mul_scalar(q, 1.0 - smoothing);
-        ct_release(q);
-        q = ct_add_scalar(scaled, smoothing / (double)classes);
-        ct_release(scaled);
-    }
     ct_tensor *picked = ct_mul(q, log_probs);
     ct_tensor *total = ct_sum(picked, NULL, 0, false);
     /* N = 0 gives 0 * (-1/0) = NaN, the mean of nothing, as PyTorch does. */
@@ -101,10 +96,7 @@ ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, do
     if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
         return ct_api_return(ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: label_smoothing is %g; it "
                                            "must be between 0.0 and 1.0", function, label_smoothing));
-    ct_tensor *log_probs = ct_log_softmax(logits, 1);
-    ct_tensor *loss = log_probs ? smoothed_nll(function, log_probs, target, label_smoothing) : NULL;
-    ct_release(log_probs);
-    return ct_api_return(loss);
+    return ct_api_return(ct_softmax_cross_entropy(function, logits, target, label_smoothing));
 }
 
 ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target)
@@ -114,5 +106,5 @@ ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target)
     if (!log_probs) return ct_api_return(ct_null_argument(function, "log_probs"));
     if (!target) return ct_api_return(ct_null_argument(function, "target"));
     if (check_class_inputs(function, "log_probs", log_probs, target) != CT_OK) return ct_api_return(NULL);
-    return ct_api_return(smoothed_nll(function, log_probs, target, 0.0));
+    return ct_api_return(picked_nll(function, log_probs, target));
 }

@@ -20,8 +20,7 @@ static ct_status check_index_dtype(const char *function, const ct_tensor *index)
 }
 
 /* The smallest and largest value of a non-empty int32/int64 index, computed where it lives. */
-static ct_status index_value_range(const char *function, const ct_tensor *index, int64_t *lo,
-                                   int64_t *hi)
+ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi)
 {
     int64_t n = ct_numel(index);
     int64_t chunks = (n + INDEX_RANGE_CHUNK - 1) / INDEX_RANGE_CHUNK;
@@ -68,7 +67,7 @@ static ct_status check_index_values(const char *function, const ct_tensor *index
                                     int64_t size)
 {
     int64_t lo = 0, hi = 0;
-    ct_status status = index_value_range(function, index, &lo, &hi);
+    ct_status status = ct_index_value_range(function, index, &lo, &hi);
     if (status != CT_OK) return status;
     if (lo < 0)
         return ct_error(CT_ERR_INDEX, "%s: index %lld is negative; indices into dim %d must be in "
@@ -191,7 +190,7 @@ static ct_tensor *one_hot(const ct_tensor *index, int64_t num_classes)
                              "from an empty index; give num_classes", function);
     if (n > 0) {
         int64_t lo = 0, hi = 0;
-        if (index_value_range(function, index, &lo, &hi) != CT_OK) return NULL;
+        if (ct_index_value_range(function, index, &lo, &hi) != CT_OK) return NULL;
         if (lo < 0)
             return ct_error_null(CT_ERR_INDEX, "%s: class value %lld is negative; class values "
                                  "must be non-negative", function, (long long)lo);

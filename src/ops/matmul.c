@@ -320,6 +320,35 @@ static ct_tensor *as_matrix(const ct_tensor *t, int insert_at)
     return t->ndim == 1 ? ct_unsqueeze(t, insert_at) : ct_retain((ct_tensor *)t);
 }
 
+/* Is the matrix (the last two dims) stored column-major, as a transposed view is? */
+static bool column_major(const ct_tensor *m)
+{
+    int nd = m->ndim;
+    return m->shape[nd - 2] > 1 && m->shape[nd - 1] > 1 && m->strides[nd - 2] == 1 &&
+           m->strides[nd - 1] >= m->shape[nd - 2];
+}
+
+/* The gradient of operand i (0: a, 1: b) before summing over broadcast batch dims. For an
+ * operand stored column-major it is computed transposed and seen through a transpose, so that
+ * it has the operand's layout: the gradient of a transposed view (Linear's x W^T) then arrives
+ * at the tensor under the view contiguous, and nothing downstream (an optimizer step) has to
+ * copy it. */
+static ct_tensor *operand_gradient(int i, const ct_tensor *a2, const ct_tensor *b2, const ct_tensor *g)
+{
+    if (column_major(i == 0 ? a2 : b2)) {
+        ct_tensor *g_t = ct_transpose(g, -1, -2);
+        ct_tensor *product_t = g_t ? (i == 0 ? ct_matmul(b2, g_t) : ct_matmul(g_t, a2)) : NULL;
+        ct_tensor *product = product_t ? ct_transpose(product_t, -1, -2) : NULL;
+        ct_release(product_t);
+        ct_release(g_t);
+        return product;
+    }
+    ct_tensor *other_t = ct_transpose(i == 0 ? b2 : a2, -1, -2);
+    ct_tensor *product = other_t ? (i == 0 ? ct_matmul(g, other_t) : ct_matmul(other_t, g)) : NULL;
+    ct_release(other_t);
+    return product;
+}
+
 static ct_status matmul_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     const ct_tensor *a = node->saved[0], *b = node->saved[1];
@@ -331,15 +360,13 @@ static ct_status matmul_backward(ct_node *node, const ct_tensor *grad, ct_tensor
     for (int i = 0; i < 2 && status == CT_OK; i++) {
         if (!ct_node_needs_grad(node, i)) continue;
         const ct_tensor *operand = i == 0 ? a2 : b2;
-        ct_tensor *other_t = ct_transpose(i == 0 ? b2 : a2, -1, -2);
-        ct_tensor *product = i == 0 ? ct_matmul(g, other_t) : ct_matmul(other_t, g);
+        ct_tensor *product = operand_gradient(i, a2, b2, g);
         ct_tensor *summed = product ? ct_sum_to_shape(product, operand->shape, operand->ndim) : NULL;
         const ct_input_meta *meta = &node->inputs[i];
         grads[i] = summed ? ct_reshape(summed, meta->shape, meta->ndim) : NULL;
         if (!grads[i]) status = ct_last_error();
         ct_release(summed);
         ct_release(product);
-        ct_release(other_t);
     }
     ct_release(g);
     ct_release(g1);

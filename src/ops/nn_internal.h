@@ -77,4 +77,19 @@ void ct_conv2d_set_col_limit_for_testing(int64_t bytes);
  * contiguous weight. */
 ct_status ct_conv2d_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 
+/* ---- cross-entropy ----
+ * The mean over rows of -sum_c q_c log_softmax(logits)_c, q = (1 - smoothing) one_hot(target) +
+ * smoothing / C, as one fused op with its own backward (cross_entropy.c). The caller has
+ * checked the operands: logits [N, C] floating, target int64 [N], one device; the target's
+ * values are checked here (CT_ERR_INDEX, named after function). */
+ct_tensor *ct_softmax_cross_entropy(const char *function, const ct_tensor *logits,
+                                    const ct_tensor *target, double smoothing);
+
+/* ---- linear ----
+ * y = x W^T + b (b may be NULL) for x [..., in], W [out, in], b [out]: one op with its own
+ * backward (linear.c); operands it cannot take (other dtypes, devices, shapes) go through
+ * transpose, matmul and add, which report what is wrong. */
+ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
+                           const ct_tensor *b);
+
 #endif

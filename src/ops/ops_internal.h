@@ -21,4 +21,8 @@ void ct_broadcast_strides(const ct_tensor *t, const int64_t *shape, int ndim, in
 /* A new tensor with t's values in dtype, on t's device (t retained when it already is). */
 ct_tensor *ct_cast_if_needed(const ct_tensor *t, ct_dtype dtype);
 
+/* The smallest and largest value of a non-empty int32/int64 index, computed on its device and
+ * read back (indexing.c). */
+ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi);
+
 #endif

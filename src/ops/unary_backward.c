@@ -46,10 +46,22 @@ ct_status ct_sqrt_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
     return status;
 }
 
-/* 0 where out <= 0, else grad (PyTorch's threshold_backward on the result); saved: out. */
+/* 0 where out <= 0, else grad (PyTorch's threshold_backward on the result), in one kernel: it
+ * runs once per ReLU per training step; saved: out. */
 ct_status ct_relu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    return ct_grad_store(node, 0, ct_grad_zero_where(ct_le_scalar(node->saved[0], 0.0), grad), grads);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(relu_backward);
+    ct_dtype dtype = ct_tensor_dtype(grad);
+    ct_elementwise_launch launch = {
+        .function = "ReluBackward",
+        .count = 2,
+        .inputs = {grad, node->saved[0]},
+        .input_dtypes = {dtype, dtype},
+        .out_dtype = dtype,
+        .kernel = kernels[dtype],
+        .work_per_item = 3,
+    };
+    return ct_grad_store(node, 0, ct_elementwise_run(&launch), grads);
 }
 
 /* grad * s (1 - s) = grad * (s - s^2) with s = out; saved: out. */

@@ -34,17 +34,13 @@ bool ct_autograd_needed(const ct_tensor *const *inputs, int count)
 ct_node *ct_autograd_record(ct_tensor *out, const char *name, ct_backward_fn backward,
                             const ct_tensor *const *inputs, int count)
 {
-    ct_node *node = calloc(1, sizeof *node);
-    ct_node **next_nodes = calloc((size_t)count, sizeof *next_nodes);
-    ct_tensor **next_leaves = calloc((size_t)count, sizeof *next_leaves);
-    ct_input_meta *metas = calloc((size_t)count, sizeof *metas);
-    if (!node || !next_nodes || !next_leaves || !metas) {
-        free(node);
-        free(next_nodes);
-        free(next_leaves);
-        free(metas);
-        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory to record the graph", name);
-    }
+    /* One block: the node, then its per-input metadata and edges (an op records one per call). */
+    size_t n = (size_t)count;
+    ct_node *node = ct_zalloc(sizeof *node + n * (sizeof(ct_input_meta) + 2 * sizeof(void *)));
+    if (!node) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory to record the graph", name);
+    ct_input_meta *metas = (ct_input_meta *)(node + 1);
+    ct_node **next_nodes = (ct_node **)(metas + n);
+    ct_tensor **next_leaves = (ct_tensor **)(next_nodes + n);
     atomic_init(&node->refcount, 1);
     node->name = name;
     node->backward = backward;
@@ -108,9 +104,6 @@ void ct_node_release(ct_node *node)
                 ct_node_release(node->next_nodes[i]);
         }
         ct_release(node->grad_sum);
-        free(node->next_nodes);
-        free(node->next_leaves);
-        free(node->inputs);
         free(node);
         node = chain;
     }

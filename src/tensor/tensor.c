@@ -67,8 +67,8 @@ static ct_status checked_bytes(const char *function, ct_dtype dtype, const int64
 static ct_tensor *tensor_over_block(const char *function, ct_device device, ct_dtype dtype,
                                     const int64_t *shape, int ndim, ct_block *block, size_t bytes)
 {
-    ct_storage *storage = calloc(1, sizeof *storage);
-    ct_tensor *t = calloc(1, sizeof *t);
+    ct_storage *storage = ct_zalloc(sizeof *storage);
+    ct_tensor *t = ct_zalloc(sizeof *t);
     if (!storage || !t) {
         free(storage);
         free(t);
@@ -111,7 +111,7 @@ ct_tensor *ct_tensor_alloc_pinned(const char *function, ct_dtype dtype, const in
 ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *shape,
                              const int64_t *strides, int64_t offset)
 {
-    ct_tensor *t = calloc(1, sizeof *t);
+    ct_tensor *t = ct_zalloc(sizeof *t);
     if (!t) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "no host memory for a tensor record");
     atomic_init(&t->refcount, 1);
     t->storage = base->storage;

@@ -4,4 +4,4 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kernels/copy.ct"
 
-CT_CPU_KERNEL_FAMILY(copy, CT_COPY_KERNELS)
+CT_CPU_KERNEL_FAMILY_ROWS(copy, CT_COPY_KERNELS)

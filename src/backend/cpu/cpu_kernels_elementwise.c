@@ -4,4 +4,4 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kernels/elementwise.ct"
 
-CT_CPU_KERNEL_FAMILY(elementwise, CT_ELEMENTWISE_KERNELS)
+CT_CPU_KERNEL_FAMILY_ROWS(elementwise, CT_ELEMENTWISE_KERNELS)

@@ -23,8 +23,8 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
         _Pragma(simd_pragma) for (long i = 0; i < q.n; i++) name(i, b0, b1, b2, b3, q);          \
     }
 
-#define CT_CPU_LAUNCHER(name)                                                                    \
-    static void cpu_launch_##name(void *const *b, const ct_kparams *params, bool parallel)       \
+#define CT_CPU_LAUNCHER_OF(launcher, name)                                                       \
+    static void launcher(void *const *b, const ct_kparams *params, bool parallel)                \
     {                                                                                            \
         void *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];                                     \
         if (parallel) {                                                                          \
@@ -38,11 +38,69 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
             CT_CPU_LOOP(name, q, "omp simd")                                                     \
         }                                                                                        \
     }
+#define CT_CPU_LAUNCHER(name) CT_CPU_LAUNCHER_OF(cpu_launch_##name, name)
 #define CT_CPU_TABLE_SET(name) table[CT_K_##name] = cpu_launch_##name;
+
+/* Strided launches of the elementwise and copy kernels (whose strided branch finds its elements
+ * only through ct_strided_offsets(i, ...)) run row by row: each task is a piece of one row of
+ * the innermost dim, handed to the kernel as a 1-dim space that starts at the piece's offsets,
+ * where finding an element divides nothing. Divisions per element made broadcasting ops (a bias
+ * add, a where with a scalar) and strided copies several times slower than their flat form. */
+#define CT_CPU_ROW_PIECE 4096
+#define CT_CPU_ROWS_LOOP(name, params, q, for_pragma)                                            \
+    {                                                                                            \
+        long nd = params->ndim, inner = params->size[nd - 1];                                    \
+        long pieces = (inner + CT_CPU_ROW_PIECE - 1) / CT_CPU_ROW_PIECE;                         \
+        long tasks = params->n / inner * pieces;                                                 \
+        q.ndim = 1;                                                                              \
+        for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++)                                          \
+            q.stride[k][0] = params->stride[k][nd - 1];                                          \
+        _Pragma(for_pragma) for (long t = 0; t < tasks; t++) {                                   \
+            long start = t % pieces * CT_CPU_ROW_PIECE, first = t / pieces * inner + start;      \
+            long o[CT_KERNEL_MAX_BUFFERS];                                                       \
+            ct_strided_offsets(first, params, CT_KERNEL_MAX_BUFFERS, o);                         \
+            for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++) q.off[k] = o[k];                     \
+            q.n = inner - start < CT_CPU_ROW_PIECE ? inner - start : CT_CPU_ROW_PIECE;            \
+            q.size[0] = q.n;                                                                     \
+            for (long i = 0; i < q.n; i++) name(i, b0, b1, b2, b3, q);                           \
+        }                                                                                        \
+    }
+
+/* A launcher that runs index spaces of 2 or more dims row by row, the others as CT_CPU_LAUNCHER
+ * does (elementwise kernels flag a flat launch with l[0] = 1; a flat copy has at most 1 dim). */
+#define CT_CPU_LAUNCHER_ROWS(name)                                                               \
+    CT_CPU_LAUNCHER_OF(cpu_launch_flat_##name, name)                                             \
+    static void cpu_launch_##name(void *const *b, const ct_kparams *params, bool parallel)       \
+    {                                                                                            \
+        if (params->ndim < 2 || params->l[0] == 1) {                                             \
+            cpu_launch_flat_##name(b, params, parallel);                                         \
+            return;                                                                              \
+        }                                                                                        \
+        void *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];                                     \
+        if (parallel) {                                                                          \
+            _Pragma("omp parallel")                                                              \
+            {                                                                                    \
+                ct_kparams q = *params;                                                          \
+                CT_CPU_ROWS_LOOP(name, params, q, "omp for schedule(static)")                    \
+            }                                                                                    \
+        } else {                                                                                 \
+            ct_kparams q = *params;                                                              \
+            CT_CPU_ROWS_LOOP(name, params, q, "GCC ivdep")                                       \
+        }                                                                                        \
+    }
 
 /* Defines the launchers of a family and ct_cpu_register_<family>, which enters them in table. */
 #define CT_CPU_KERNEL_FAMILY(family, LIST)                                                       \
     LIST(CT_CPU_LAUNCHER)                                                                        \
+    void ct_cpu_register_##family(ct_cpu_kernel_launcher *table)                                 \
+    {                                                                                            \
+        (void)table;                                                                             \
+        LIST(CT_CPU_TABLE_SET)                                                                   \
+    }
+
+/* The same for a family whose every kernel may run row by row (see CT_CPU_LAUNCHER_ROWS). */
+#define CT_CPU_KERNEL_FAMILY_ROWS(family, LIST)                                                  \
+    LIST(CT_CPU_LAUNCHER_ROWS)                                                                   \
     void ct_cpu_register_##family(ct_cpu_kernel_launcher *table)                                 \
     {                                                                                            \
         (void)table;                                                                             \
