@@ -5,6 +5,9 @@
  * op's, in the output's shape, some of them views) with ct_backward_with, and returns every
  * leaf's .grad, flattened and joined. Tolerances:
  *  - gelu: 16 ulps, as its forward (erf and exp; PoCL: 1.7);
+ *  - relu: a select of the upstream gradient: exact;
+ *  - cross_entropy (forward and backward, fused): a log-sum-exp per row and a mean over the
+ *    batch, as softmax's: 16 ulps;
  *  - gather and index_select: the kernel adds the gradients of repeated indices in one order
  *    everywhere: exact;
  *  - conv2d: products through another BLAS on a device (and summed over the batch by a
@@ -55,6 +58,51 @@ static ct_tensor *run_gelu_backward(ct_tensor *const *in, const conf_args *a)
     (void)a;
     ct_tensor *x = leaf(in[0]);
     return gradients(ct_gelu(x), in[1], &x, 1);
+}
+
+/* ---- relu: x, upstream ---- */
+
+static const conf_case relu_cases[] = {
+    {.name = "[4, 5]", .in = {{SHAPE(4, 5)}, {SHAPE(4, 5)}}},
+    {.name = "transposed x", .in = {{SHAPE(5, 4), .views = {TRANSPOSED(0, 1)}}, {SHAPE(4, 5)}}},
+    {.name = "expanded upstream", .in = {{SHAPE(4, 5)}, {SHAPE(1, 5), .views = {EXPANDED(4, 5)}}}},
+    {.name = "0-d", .in = {{.ndim = 0}, {.ndim = 0}}},
+    {.name = "empty", .in = {{SHAPE(0, 3)}, {SHAPE(0, 3)}}},
+    {.name = "sprinkled edge values", .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}, {SHAPE(8, 8)}}},
+    {.name = "large", .in = {{SHAPE(64, 320)}, {SHAPE(64, 320)}}},
+    {0}};
+
+static ct_tensor *run_relu_backward(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_relu(x), in[1], &x, 1);
+}
+
+/* ---- cross_entropy: logits [N, C], int64 target [N], a 0-d upstream; s[0] the smoothing ---- */
+
+static const conf_case cross_entropy_cases[] = {
+    {.name = "[6, 5]", .in = {{SHAPE(6, 5)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 5}, {.ndim = 0}}},
+    {.name = "label smoothing 0.1",
+     .in = {{SHAPE(6, 5)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 5}, {.ndim = 0}},
+     .args = {.s = {0.1}}},
+    {.name = "transposed logits",
+     .in = {{SHAPE(5, 6), .views = {TRANSPOSED(0, 1)}}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 5},
+            {.ndim = 0}}},
+    {.name = "one class", .in = {{SHAPE(4, 1)}, {SHAPE(4), .kind = CONF_IDX64, .lo = 0, .hi = 1}, {.ndim = 0}}},
+    {.name = "large, smoothing 0.3",
+     .in = {{SHAPE(256, 100)}, {SHAPE(256), .kind = CONF_IDX64, .lo = 0, .hi = 100}, {.ndim = 0}},
+     .args = {.s = {0.3}}},
+    {0}};
+
+/* The loss, then the logits' gradient: both kernels of the fused op. */
+static ct_tensor *run_cross_entropy_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *x = leaf(in[0]);
+    ct_tensor *loss = ct_cross_entropy(x, in[1], a->s[0]);
+    ct_tensor *value = loss ? ct_flatten(ct_detach(loss), 0, -1) : NULL;
+    ct_tensor *grad = value ? gradients(loss, in[2], &x, 1) : NULL;
+    return grad ? ct_cat((const ct_tensor *const[]){value, grad}, 2, 0) : NULL;
 }
 
 /* ---- gather: a, index, upstream (the index's shape) ---- */
@@ -299,6 +347,8 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
 
 const conf_op conf_backward_ops[] = {
     ENTRY(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
+    ENTRY(relu, 2, relu_cases, 0, false, CONF_ANY, CONF_ANY),
+    ENTRY(cross_entropy, 3, cross_entropy_cases, 16, false, CONF_ANY, CONF_ANY, CONF_ANY),
     ENTRY(gather, 3, gather_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
     ENTRY(index_select, 3, index_select_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
     ENTRY(conv2d, 4, conv2d_cases, 16, true, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
