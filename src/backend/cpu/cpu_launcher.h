@@ -47,6 +47,12 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
  * where finding an element divides nothing. Divisions per element made broadcasting ops (a bias
  * add, a where with a scalar) and strided copies several times slower than their flat form. */
 #define CT_CPU_ROW_PIECE 4096
+/* The serial loop's hint, in each compiler's words (clang builds the fuzzer). */
+#if defined(__clang__)
+#define CT_CPU_SERIAL_ROWS_PRAGMA "clang loop vectorize(enable)"
+#else
+#define CT_CPU_SERIAL_ROWS_PRAGMA "GCC ivdep"
+#endif
 #define CT_CPU_ROWS_LOOP(name, params, q, for_pragma)                                            \
     {                                                                                            \
         long nd = params->ndim, inner = params->size[nd - 1];                                    \
@@ -85,7 +91,7 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
             }                                                                                    \
         } else {                                                                                 \
             ct_kparams q = *params;                                                              \
-            CT_CPU_ROWS_LOOP(name, params, q, "GCC ivdep")                                       \
+            CT_CPU_ROWS_LOOP(name, params, q, CT_CPU_SERIAL_ROWS_PRAGMA)                         \
         }                                                                                        \
     }
 
