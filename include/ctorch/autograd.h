@@ -37,6 +37,26 @@ ct_status ct_backward(ct_tensor *root);
  * the graph's saved tensors for another backward when retain_graph is set. */
 ct_status ct_backward_with(ct_tensor *root, const ct_tensor *gradient, bool retain_graph);
 
+/* ---- hooks (what DistributedDataParallel is built on) ----
+ * A post-accumulate-grad hook of a leaf (torch's Tensor.register_post_accumulate_grad_hook) is
+ * called during a backward once every gradient that backward has for the leaf has been
+ * accumulated into its .grad (which may still be NULL when no path gave it one). Hooks run in
+ * the thread of ct_backward, in the order they were registered, with grad mode off and while the
+ * engine runs no other backward: a hook must not call ct_backward. A hook that returns a status
+ * other than CT_OK stops the backward, which returns that status. */
+typedef ct_status (*ct_grad_hook_fn)(ct_tensor *leaf, void *context);
+/* Registers fn(leaf, context) on leaf (a tensor that requires grad). */
+ct_status ct_register_post_accumulate_grad_hook(ct_tensor *leaf, ct_grad_hook_fn fn, void *context);
+/* Removes the hook registered with this fn and context (CT_ERR_INVALID_ARGUMENT if none). */
+ct_status ct_remove_post_accumulate_grad_hook(ct_tensor *leaf, ct_grad_hook_fn fn, void *context);
+/* Called only from a hook (or a backward function): queues fn(context, status) to run once when
+ * the current backward has finished, after every node, in the order queued (torch's
+ * Variable._execution_engine.queue_callback). status is the backward's: a callback also runs when
+ * the backward failed, to let go of what it started; its own failure becomes the backward's
+ * status when the backward had none. */
+typedef ct_status (*ct_backward_callback_fn)(void *context, ct_status backward_status);
+ct_status ct_autograd_queue_callback(ct_backward_callback_fn fn, void *context);
+
 /* Grad mode of this thread: ops record the graph only while it is on (it starts on). */
 bool ct_is_grad_enabled(void);
 /* Sets it and returns the previous value. */

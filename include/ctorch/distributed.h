@@ -36,6 +36,7 @@
 #ifndef CTORCH_DISTRIBUTED_H
 #define CTORCH_DISTRIBUTED_H
 
+#include "ctorch/nn.h"
 #include "ctorch/tensor.h"
 
 #ifdef __cplusplus
@@ -107,6 +108,92 @@ ct_status ct_dist_all_gather(ct_tensor *output, const ct_tensor *input);
 /* torch.distributed.reduce_scatter_tensor: input [world * d0, d1, ...] is reduced over the
  * ranks, and rank r gets slice r along dim 0 into output [d0, d1, ...]. */
 ct_status ct_dist_reduce_scatter(ct_tensor *output, const ct_tensor *input, ct_reduce_op op);
+
+/* ---- asynchronous collectives (torch.distributed's async_op=True) ----
+ * A started collective runs on the process group's communication thread, one at a time in the
+ * order they were started (as PyTorch's ProcessGroupMPI runs its work), while the caller goes on.
+ * A blocking collective called meanwhile first waits for the started ones, so collectives happen
+ * in the order of the calls, on every rank. The tensor must not be read or written until the work
+ * is waited for. A device tensor is copied into pinned host memory before the call returns (on
+ * the caller's current stream), and the result back into it by ct_dist_work_wait. When MPI runs
+ * at a thread level below MPI_THREAD_MULTIPLE (a program that initialised MPI itself), the work
+ * runs in the calling thread and is complete on return. */
+typedef struct ct_dist_work ct_dist_work;
+/* Starts an all-reduce of t (as ct_dist_all_reduce). NULL with an error when it could not start
+ * (then nothing was started, and the other ranks' matching call reports the error when it runs). */
+ct_dist_work *ct_dist_all_reduce_async(ct_tensor *t, ct_reduce_op op);
+/* Has the work finished (ct_dist_work_wait will not block)? */
+bool ct_dist_work_is_completed(const ct_dist_work *work);
+/* Waits for the work, copies a device tensor's result back, frees the work and returns the
+ * collective's status (with its message as the thread's last error). NULL-safe (CT_OK). */
+ct_status ct_dist_work_wait(ct_dist_work *work);
+
+/* ---- DistributedDataParallel (torch.nn.parallel.DistributedDataParallel) ----
+ * One process per device, each with a replica of the model: wrapping broadcasts the module's
+ * parameters and buffers from rank 0 (after checking that every rank has the same ones), and each
+ * backward through the wrapper averages the gradients over the ranks, so every replica takes the
+ * same optimizer step. The gradients are averaged in buckets of about bucket_cap_mb, filled in
+ * reverse order of registration (about the order backward produces them); a bucket's all-reduce
+ * starts, asynchronously, as soon as all its gradients are ready, so communication overlaps the
+ * rest of backward, and ct_backward returns once every bucket is averaged and written into the
+ * parameters' .grad (views of the bucket, PyTorch's gradient_as_bucket_view).
+ * Rules, as PyTorch's:
+ * - The module's parameters are on one device (move it with ct_module_to before wrapping or at
+ *   any time after; the buckets follow); the process group is initialised.
+ * - Every rank runs the same number of forward and backward passes through the wrapper; a forward
+ *   without grad mode (or in eval mode) communicates nothing, so evaluating on rank 0 alone is
+ *   fine (use the wrapped module itself for that, or the wrapper under ct_no_grad_push).
+ * - A parameter that got no gradient in a backward is an error (CT_ERR_INVALID_ARGUMENT naming
+ *   the parameters) unless find_unused_parameters: the other ranks are not left waiting (the
+ *   bucket is averaged with zeros for it), but the gradients of that step must not be used. With
+ *   find_unused_parameters it counts as zero on this rank, and a parameter no rank used keeps its
+ *   .grad as it was.
+ * - Parameters registered after wrapping are not synchronised.
+ * The wrapper's state dict has the `module.` prefix, as PyTorch's; ct_module_state_dict on the
+ * wrapped module has the plain names. */
+typedef struct ct_ddp_options {
+    double bucket_cap_mb;        /* the size of a gradient bucket in MiB (default 25) */
+    bool find_unused_parameters; /* allow parameters that get no gradient (default false) */
+    bool broadcast_buffers;      /* copy rank 0's buffers at every forward in training mode (true) */
+} ct_ddp_options;
+ct_ddp_options ct_ddp_options_default(void);
+
+/* Wraps module (the wrapper takes its own reference; the caller keeps its own). Collective: every
+ * rank calls it with the same kind of model. options NULL means the defaults. */
+ct_module *ct_distributed_data_parallel(ct_module *module, const ct_ddp_options *options);
+/* Is m a DistributedDataParallel wrapper? */
+bool ct_is_distributed_data_parallel(const ct_module *m);
+
+/* no_sync(): between push and pop (nestable), backwards through the wrapper accumulate the
+ * gradients locally without communicating; the first backward after the last pop averages the
+ * accumulated gradients (gradient accumulation over several micro-batches). */
+ct_status ct_ddp_no_sync_push(ct_module *ddp);
+ct_status ct_ddp_no_sync_pop(ct_module *ddp);
+
+/* What the wrapper did, for benchmarks and logs. */
+typedef struct ct_ddp_stats {
+    int bucket_count;
+    int64_t parameter_count;  /* parameters synchronised */
+    int64_t gradient_bytes;   /* the buckets' bytes together */
+    int64_t syncs;            /* backwards that averaged gradients */
+    /* The last averaging backward: seconds its all-reduces took on the communication thread
+     * (summed), and seconds the end of the backward waited for them: communication not hidden
+     * behind backward. */
+    double last_communication_seconds;
+    double last_wait_seconds;
+} ct_ddp_stats;
+ct_status ct_ddp_get_stats(const ct_module *ddp, ct_ddp_stats *out);
+
+/* ---- SyncBatchNorm (torch.nn.SyncBatchNorm) ----
+ * Batch normalisation whose training statistics (mean and variance per channel) are computed over
+ * the batch of every rank together, as one large batch: DDP over N ranks with batch B each then
+ * normalises as one process with batch N * B would. Backward communicates too (its all-reduces are
+ * collectives: every rank must run the same forwards and backwards). In eval mode, or when the
+ * process group is not initialised, it is plain batch normalisation. */
+/* SyncBatchNorm.convert_sync_batchnorm: turns every BatchNorm1d and BatchNorm2d of the tree into
+ * a SyncBatchNorm in place (same parameters, buffers and settings); *converted (may be NULL) gets
+ * how many. */
+ct_status ct_convert_sync_batch_norm(ct_module *module, int *converted);
 
 /* The backend that carries a device type's tensors: "mpi" (through host memory for devices);
  * NULL when built without MPI. */
