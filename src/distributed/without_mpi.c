@@ -77,3 +77,23 @@ const char *ct_dist_backend_name(ct_device_type type)
     (void)type;
     return NULL;
 }
+
+ct_dist_work *ct_dist_all_reduce_async(ct_tensor *t, ct_reduce_op op)
+{
+    (void)t;
+    (void)op;
+    not_built("ct_dist_all_reduce_async");
+    return NULL;
+}
+
+bool ct_dist_work_is_completed(const ct_dist_work *work)
+{
+    (void)work;
+    return true;
+}
+
+ct_status ct_dist_work_wait(ct_dist_work *work)
+{
+    (void)work; /* no work is ever started without MPI */
+    return CT_OK;
+}
