@@ -311,6 +311,261 @@ static void sync_batch_norm_variance_survives_a_large_mean(void **state)
     ct_scope_pop();
 }
 
+/* After training steps, eval mode normalises with the running statistics and communicates
+ * nothing: rank 0 alone runs forwards, then every rank meets in a barrier (an all-reduce on rank 0
+ * would meet the other ranks' barrier instead, and both would fail). */
+static void eval_mode_uses_the_running_statistics_without_communicating(void **state)
+{
+    (void)state;
+    ct_device devices[2];
+    int device_count = dist_test_devices(devices);
+    int64_t shape[4] = {8, 3, 2, 2}, start, end;
+    rows_of(EVEN, shape[0], &start, &end);
+    for (int d = 0; d < device_count; d++) {
+        ct_scope_push();
+        ct_module *plain = make_bn(2, 3, &DEFAULTS), *sync = make_bn(2, 3, &DEFAULTS);
+        assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
+        assert_int_equal(ct_module_to(sync, devices[d]), CT_OK);
+        for (int step = 0; step < 2; step++) { /* the same running statistics in both */
+            double *x = global_values(shape, 4, step, false);
+            assert_non_null(ct_module_forward(plain, rows_tensor(x, shape, 4, 0, shape[0], CT_F32, CT_DEVICE_CPU)));
+            assert_non_null(ct_module_forward(sync, rows_tensor(x, shape, 4, start, end, CT_F32, devices[d])));
+            free(x);
+        }
+        ct_module_eval(plain);
+        ct_module_eval(sync);
+        double *x = global_values(shape, 4, 7, false);
+        if (rank_ == 0)
+            for (int repeat = 0; repeat < 3; repeat++) {
+                double *want = dist_test_read(
+                    ct_module_forward(plain, rows_tensor(x, shape, 4, 0, shape[0], CT_F32, CT_DEVICE_CPU)));
+                ct_tensor *got = ct_module_forward(sync, rows_tensor(x, shape, 4, 0, shape[0], CT_F32, devices[d]));
+                assert_non_null(got);
+                assert_close(got, want, 0, 1e-6, "eval output", "eval mode");
+                free(want);
+            }
+        assert_int_equal(ct_dist_barrier(), CT_OK);
+        int64_t tracked = -1;
+        ct_tensor *counter = ct_module_buffer(sync, "num_batches_tracked");
+        assert_int_equal(ct_item_int64(counter, &tracked), CT_OK);
+        assert_int_equal(tracked, 2); /* eval forwards do not count */
+        free(x);
+        ct_release(counter);
+        ct_module_release(plain);
+        ct_module_release(sync);
+        ct_scope_pop();
+    }
+}
+
+/* Conversion: only BatchNorm1d/2d layers (not a custom module of that kind), in place, counted,
+ * with the same parameter and buffer tensors, printed as PyTorch prints SyncBatchNorm. */
+static void conversion_turns_batch_norm_layers_into_sync_batch_norm_in_place(void **state)
+{
+    (void)state;
+    ct_batch_norm_options quiet = {.eps = 1e-3, .momentum = 0.01, .affine = false, .track_running_stats = true};
+    ct_module *inner = ct_sequential((ct_module *[]){ct_batch_norm2d(2, &quiet)}, 1);
+    ct_module *custom = ct_module_create("BatchNorm1d", NULL, NULL, NULL);
+    ct_module *net = ct_sequential((ct_module *[]){ct_linear(4, 3, true), ct_batch_norm1d(3, NULL), ct_relu_module(),
+                                                  inner, custom},
+                                   5);
+    assert_non_null(net);
+    ct_tensor *weight = ct_module_parameter(net, "1.weight"), *mean = ct_module_buffer(net, "3.0.running_mean");
+    int64_t parameters = ct_module_parameter_count(net);
+    int converted = -1;
+    assert_int_equal(ct_convert_sync_batch_norm(net, &converted), CT_OK);
+    assert_int_equal(converted, 2);
+    assert_string_equal(ct_module_kind(ct_module_child(net, "1")), "SyncBatchNorm");
+    assert_string_equal(ct_module_kind(ct_module_child(net, "3.0")), "SyncBatchNorm");
+    assert_string_equal(ct_module_kind(ct_module_child(net, "0")), "Linear");
+    assert_string_equal(ct_module_kind(ct_module_child(net, "2")), "ReLU");
+    assert_string_equal(ct_module_kind(ct_module_child(net, "4")), "BatchNorm1d");
+    ct_tensor *weight_after = ct_module_parameter(net, "1.weight"), *mean_after = ct_module_buffer(net, "3.0.running_mean");
+    assert_ptr_equal(weight_after, weight);
+    assert_ptr_equal(mean_after, mean);
+    assert_int_equal(ct_module_parameter_count(net), parameters);
+    char *text = ct_module_to_string(net);
+    assert_non_null(text);
+    if (!strstr(text, "(1): SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)") ||
+        !strstr(text, "(0): SyncBatchNorm(2, eps=0.001, momentum=0.01, affine=False, track_running_stats=True)"))
+        fail_msg("printout:\n%s", text);
+    free(text);
+    /* converting again finds nothing left to convert */
+    assert_int_equal(ct_convert_sync_batch_norm(net, NULL), CT_OK);
+    assert_int_equal(ct_convert_sync_batch_norm(net, &converted), CT_OK);
+    assert_int_equal(converted, 0);
+    /* the converted tree still trains (a batch of 4 rows on every rank) */
+    int64_t shape[2] = {4, 4};
+    ct_scope_push();
+    ct_tensor *x = ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU);
+    ct_tensor *y = ct_module_forward(ct_module_child(net, "1"), ct_module_forward(ct_module_child(net, "0"), x));
+    assert_non_null(y);
+    assert_int_equal(ct_backward(ct_sum(y, NULL, 0, false)), CT_OK);
+    ct_scope_pop();
+    ct_release(weight);
+    ct_release(mean);
+    ct_release(weight_after);
+    ct_release(mean_after);
+    ct_module_release(net);
+    /* a converted root */
+    ct_module *root = ct_batch_norm1d(5, NULL);
+    assert_int_equal(ct_convert_sync_batch_norm(root, &converted), CT_OK);
+    assert_int_equal(converted, 1);
+    assert_string_equal(ct_module_kind(root), "SyncBatchNorm");
+    ct_module_release(root);
+    ct_clear_error();
+    converted = 7;
+    assert_int_equal(ct_convert_sync_batch_norm(NULL, &converted), CT_ERR_NULL_ARGUMENT);
+    assert_int_equal(converted, 0);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_convert_sync_batch_norm: argument 'module'");
+}
+
+/* A rank whose input does not fit fails, and the others fail with its reason instead of waiting
+ * for it; the next forward works again. Too few values over all ranks together is an error on
+ * every rank. */
+static void errors_on_one_rank_reach_every_rank(void **state)
+{
+    (void)state;
+    ct_module *sync = make_bn(1, 3, &DEFAULTS);
+    assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
+    int bad_rank = world_ - 1;
+    int64_t good_shape[2] = {4, 3}, bad_shape[2] = {4, 5};
+    ct_scope_push();
+    ct_clear_error();
+    ct_tensor *x = ct_randn(rank_ == bad_rank ? bad_shape : good_shape, 2, CT_F32, CT_DEVICE_CPU);
+    assert_null(ct_module_forward(sync, x));
+    if (rank_ == bad_rank) {
+        assert_error(CT_ERR_SHAPE, "SyncBatchNorm(3): the input has shape [4, 5]; its dim 1 (channels) must be 3");
+    } else {
+        char expected[128];
+        snprintf(expected, sizeof expected, "rank %d could not take part: SyncBatchNorm(3): the input", bad_rank);
+        assert_error(CT_ERR_SHAPE, expected);
+    }
+    ct_tensor *good = ct_randn(good_shape, 2, CT_F32, CT_DEVICE_CPU);
+    assert_non_null(ct_module_forward(sync, good));
+    /* one value per channel over all ranks: rank 0 one row, the others none */
+    int64_t one_row[2] = {rank_ == 0 ? 1 : 0, 3};
+    assert_null(ct_module_forward(sync, ct_randn(one_row, 2, CT_F32, CT_DEVICE_CPU)));
+    assert_error(CT_ERR_SHAPE, "expected more than 1 value per channel when training");
+    ct_scope_pop();
+    ct_module_release(sync);
+}
+
+/* ---- finite differences: the backward (the all-reduce of the statistics' gradient included)
+ * against central differences of the loss of all ranks together, in float64 on the cpu ---- */
+
+typedef struct fd_problem {
+    ct_module *sync;
+    int64_t shape[4];
+    int64_t start, end;
+    double *x, *g;
+} fd_problem;
+
+/* sum over the ranks of sum(y_r * g_r), for the global input x. */
+static double total_loss(const fd_problem *p, const double *x)
+{
+    ct_scope_push();
+    ct_no_grad_push();
+    ct_tensor *y = ct_module_forward(p->sync, rows_tensor(x, p->shape, 4, p->start, p->end, CT_F64, CT_DEVICE_CPU));
+    ct_tensor *loss = ct_sum(ct_mul(y, rows_tensor(p->g, p->shape, 4, p->start, p->end, CT_F64, CT_DEVICE_CPU)),
+                             NULL, 0, false);
+    assert_non_null(loss);
+    assert_int_equal(ct_dist_all_reduce(loss, CT_REDUCE_SUM), CT_OK);
+    double value = 0;
+    assert_int_equal(ct_item(loss, &value), CT_OK);
+    ct_no_grad_pop();
+    ct_scope_pop();
+    return value;
+}
+
+/* Sets element c of m's parameter `name` (float64) to value. */
+static void set_parameter(ct_module *m, const char *name, int64_t c, double value)
+{
+    ct_tensor *p = ct_module_parameter(m, name);
+    double *values = dist_test_read(p);
+    values[c] = value;
+    int64_t n = ct_numel(p);
+    ct_tensor *v = ct_tensor_from_data(values, CT_F64, &n, 1, CT_DEVICE_CPU);
+    ct_no_grad_push();
+    assert_int_equal(ct_copy_(p, v), CT_OK);
+    ct_no_grad_pop();
+    ct_release(v);
+    ct_release(p);
+    free(values);
+}
+
+static void assert_derivative(double analytic, double numeric, const char *what, int64_t index)
+{
+    if (!(fabs(analytic - numeric) <= 1e-7 + 1e-6 * fabs(numeric)))
+        fail_msg("rank %d: d loss / d %s[%lld] is %.12g, central differences give %.12g", rank_, what,
+                 (long long)index, analytic, numeric);
+}
+
+static void gradients_match_finite_differences_of_the_loss_of_all_ranks(void **state)
+{
+    (void)state;
+    const double h = 1e-5;
+    fd_problem p = {.shape = {5, 2, 2, 2}};
+    rows_of(ODD, p.shape[0], &p.start, &p.end);
+    p.sync = make_bn(2, 2, &DEFAULTS);
+    assert_int_equal(ct_module_to_dtype(p.sync, CT_F64), CT_OK);
+    assert_int_equal(ct_convert_sync_batch_norm(p.sync, NULL), CT_OK);
+    p.x = global_values(p.shape, 4, 3, false);
+    p.g = global_values(p.shape, 4, 3, true);
+    int64_t rows = row_size(p.shape, 4), offset = p.start * rows;
+    /* analytic */
+    ct_scope_push();
+    ct_tensor *x = rows_tensor(p.x, p.shape, 4, p.start, p.end, CT_F64, CT_DEVICE_CPU);
+    ct_requires_grad_(x, true);
+    ct_tensor *loss = ct_sum(ct_mul(ct_module_forward(p.sync, x),
+                                    rows_tensor(p.g, p.shape, 4, p.start, p.end, CT_F64, CT_DEVICE_CPU)),
+                             NULL, 0, false);
+    assert_non_null(loss);
+    assert_int_equal(ct_backward(loss), CT_OK);
+    double *dx = dist_test_read(ct_grad(x));
+    ct_tensor *dw = ct_clone(ct_grad(ct_module_parameter(p.sync, "weight")));
+    ct_tensor *db = ct_clone(ct_grad(ct_module_parameter(p.sync, "bias")));
+    assert_int_equal(ct_dist_all_reduce(dw, CT_REDUCE_SUM), CT_OK);
+    assert_int_equal(ct_dist_all_reduce(db, CT_REDUCE_SUM), CT_OK);
+    double *dw_values = dist_test_read(dw), *db_values = dist_test_read(db);
+    ct_scope_pop();
+    /* numeric, input elements of every rank (each rank checks its own) */
+    static const int64_t elements[] = {0, 5, 10, 13, 22, 31, 39};
+    double *shifted = malloc(sizeof(double) * (size_t)(p.shape[0] * rows));
+    assert_non_null(shifted);
+    for (size_t k = 0; k < DIST_TEST_LEN(elements); k++) {
+        int64_t j = elements[k];
+        memcpy(shifted, p.x, sizeof(double) * (size_t)(p.shape[0] * rows));
+        shifted[j] = p.x[j] + h;
+        double plus = total_loss(&p, shifted);
+        shifted[j] = p.x[j] - h;
+        double minus = total_loss(&p, shifted);
+        if (j / rows >= p.start && j / rows < p.end) assert_derivative(dx[j - offset], (plus - minus) / (2 * h), "x", j);
+    }
+    /* numeric, weight and bias (the same on every rank: their gradient is the sum over ranks) */
+    const char *names[2] = {"weight", "bias"};
+    const double *analytic[2] = {dw_values, db_values};
+    for (int n = 0; n < 2; n++)
+        for (int64_t c = 0; c < 2; c++) {
+            ct_tensor *param = ct_module_parameter(p.sync, names[n]);
+            double *values = dist_test_read(param), at = values[c];
+            set_parameter(p.sync, names[n], c, at + h);
+            double plus = total_loss(&p, p.x);
+            set_parameter(p.sync, names[n], c, at - h);
+            double minus = total_loss(&p, p.x);
+            set_parameter(p.sync, names[n], c, at);
+            assert_derivative(analytic[n][c], (plus - minus) / (2 * h), names[n], c);
+            free(values);
+            ct_release(param);
+        }
+    free(shifted);
+    free(dx);
+    free(dw_values);
+    free(db_values);
+    free(p.x);
+    free(p.g);
+    ct_module_release(p.sync);
+}
+
 int main(void)
 {
     if (ct_dist_init() != CT_OK) {
@@ -324,6 +579,10 @@ int main(void)
         cmocka_unit_test(sync_batch_norm_2d_equals_batch_norm_over_the_whole_batch),
         cmocka_unit_test(sync_batch_norm_keeps_the_layers_settings),
         cmocka_unit_test(sync_batch_norm_variance_survives_a_large_mean),
+        cmocka_unit_test(eval_mode_uses_the_running_statistics_without_communicating),
+        cmocka_unit_test(conversion_turns_batch_norm_layers_into_sync_batch_norm_in_place),
+        cmocka_unit_test(errors_on_one_rank_reach_every_rank),
+        cmocka_unit_test(gradients_match_finite_differences_of_the_loss_of_all_ranks),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ct_dist_finalize();
