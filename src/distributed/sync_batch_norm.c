@@ -24,7 +24,7 @@
 static const char *const KIND = "SyncBatchNorm";
 
 /* The forward's intermediates, released together at its end. */
-#define TEMPS_MAX 48
+#define TEMPS_MAX 64
 typedef struct temps {
     ct_tensor *items[TEMPS_MAX];
     int count;
