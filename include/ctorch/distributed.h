@@ -32,7 +32,8 @@
  * must be called from the main thread (others get CT_ERR_INVALID_ARGUMENT).
  *
  * Built without MPI (CTORCH_WITH_MPI=OFF, or MPI not found): every call returns
- * CT_ERR_NOT_COMPILED ("ctorch was built without MPI"). */
+ * CT_ERR_NOT_COMPILED ("ctorch was built without MPI"), but for ct_convert_sync_batch_norm (a
+ * SyncBatchNorm without a process group is plain batch normalisation). */
 #ifndef CTORCH_DISTRIBUTED_H
 #define CTORCH_DISTRIBUTED_H
 
@@ -187,12 +188,24 @@ ct_status ct_ddp_get_stats(const ct_module *ddp, ct_ddp_stats *out);
 /* ---- SyncBatchNorm (torch.nn.SyncBatchNorm) ----
  * Batch normalisation whose training statistics (mean and variance per channel) are computed over
  * the batch of every rank together, as one large batch: DDP over N ranks with batch B each then
- * normalises as one process with batch N * B would. Backward communicates too (its all-reduces are
- * collectives: every rank must run the same forwards and backwards). In eval mode, or when the
- * process group is not initialised, it is plain batch normalisation. */
-/* SyncBatchNorm.convert_sync_batchnorm: turns every BatchNorm1d and BatchNorm2d of the tree into
- * a SyncBatchNorm in place (same parameters, buffers and settings); *converted (may be NULL) gets
- * how many. */
+ * normalises as one process with batch N * B would. Ranks may hold different numbers of rows
+ * (none, too); the running statistics move with the variance made unbiased by the count of all
+ * ranks together. Backward communicates too: the gradients of the statistics are summed over the
+ * ranks, so that each rank's input gradient is that of the sum of every rank's loss (with a loss
+ * that is a sum over each rank's rows, exactly the one-process gradient of the whole batch; the
+ * parameters' gradients stay per rank, for DDP to average). Forward and backward are collectives:
+ * every rank runs the same forwards and backwards, with inputs that require grad alike. An input
+ * that does not fit the layer on one rank is an error on every rank (the others name that rank),
+ * not a hang; so is a training batch with a single value per channel over all ranks together.
+ * In eval mode, when the process group is not initialised (also in a build without MPI, where
+ * conversion works as well) or with a world of one rank, it is the plain BatchNorm layer and
+ * communicates nothing. */
+/* SyncBatchNorm.convert_sync_batchnorm, in place: every BatchNorm1d and BatchNorm2d of the tree
+ * (those made by ct_batch_norm1d/2d, the root included) becomes a module of kind "SyncBatchNorm"
+ * with the same parameter and buffer tensors and settings, printed as PyTorch prints it
+ * ("SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"); other
+ * modules stay as they are. *converted (may be NULL) gets how many (0 for a tree converted
+ * already). NULL module: CT_ERR_NULL_ARGUMENT. */
 ct_status ct_convert_sync_batch_norm(ct_module *module, int *converted);
 
 /* The backend that carries a device type's tensors: "mpi" (through host memory for devices);

@@ -5,6 +5,7 @@
 
 #include "core/core_internal.h"
 #include "ctorch/distributed.h"
+#include "distributed/dist_autograd.h"
 
 static ct_status not_built(const char *function)
 {
@@ -70,6 +71,14 @@ ct_status ct_dist_reduce_scatter(ct_tensor *output, const ct_tensor *input, ct_r
     (void)input;
     (void)op;
     return not_built("ct_dist_reduce_scatter");
+}
+
+/* Never reached by SyncBatchNorm here (the group is never initialised); says why if called. */
+ct_tensor *ct_dist_all_reduce_with_grad(const ct_tensor *input, ct_reduce_op op)
+{
+    (void)input;
+    (void)op;
+    return not_built("ct_dist_all_reduce_with_grad"), NULL;
 }
 
 const char *ct_dist_backend_name(ct_device_type type)

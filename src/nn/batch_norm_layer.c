@@ -5,13 +5,9 @@
 #include <stdlib.h>
 
 #include "ctorch/nn_functional.h"
-#include "nn/module_internal.h"
+#include "nn/batch_norm_layer.h"
 
-typedef struct batch_norm {
-    int64_t num_features;
-    int dims; /* 1 or 2 */
-    ct_batch_norm_options options;
-} batch_norm;
+typedef ct_batch_norm_layer batch_norm;
 
 ct_batch_norm_options ct_batch_norm_options_default(void)
 {
@@ -29,31 +25,41 @@ static ct_status count_batch(ct_tensor *counter)
     return status;
 }
 
-static ct_tensor *batch_norm_forward(ct_module *self, const ct_tensor *x)
+ct_status ct_batch_norm_layer_count_batch(ct_module *self)
 {
-    CT_API_ENTER;
+    ct_tensor *counter = ct_module_own_buffer(self, "num_batches_tracked");
+    if (!counter) return CT_OK;
+    ct_no_grad_push();
+    ct_status status = count_batch(counter);
+    ct_no_grad_pop();
+    return status;
+}
+
+ct_status ct_batch_norm_layer_check_input(const ct_module *self, const ct_tensor *x)
+{
     const batch_norm *bn = self->data;
     bool two_d = bn->dims == 2;
     if (two_d ? x->ndim != 4 : (x->ndim != 2 && x->ndim != 3))
-        return ct_api_return(ct_error_null(CT_ERR_SHAPE, "%s: expected %s input (got %dD input)",
-                                           self->kind, two_d ? "4D" : "2D or 3D", x->ndim));
+        return ct_error(CT_ERR_SHAPE, "%s: expected %s input (got %dD input)", self->kind,
+                        two_d ? "4D" : "2D or 3D", x->ndim);
     if (x->shape[1] != bn->num_features) {
         char shape[256];
-        return ct_api_return(ct_error_null(CT_ERR_SHAPE, "%s(%lld): the input has shape %s; its dim 1 "
-                                           "(channels) must be %lld", self->kind,
-                                           (long long)bn->num_features,
-                                           ct_shape_format(x->shape, x->ndim, shape, sizeof shape),
-                                           (long long)bn->num_features));
+        return ct_error(CT_ERR_SHAPE, "%s(%lld): the input has shape %s; its dim 1 (channels) must be "
+                        "%lld", self->kind, (long long)bn->num_features,
+                        ct_shape_format(x->shape, x->ndim, shape, sizeof shape),
+                        (long long)bn->num_features);
     }
+    return CT_OK;
+}
+
+ct_tensor *ct_batch_norm_layer_forward(ct_module *self, const ct_tensor *x)
+{
+    CT_API_ENTER;
+    const batch_norm *bn = self->data;
+    if (ct_batch_norm_layer_check_input(self, x) != CT_OK) return ct_api_return(NULL);
     const ct_batch_norm_options *o = &bn->options;
     bool use_batch_statistics = self->training || !o->track_running_stats;
-    ct_tensor *counter = ct_module_own_buffer(self, "num_batches_tracked");
-    if (self->training && counter) {
-        ct_no_grad_push();
-        ct_status status = count_batch(counter);
-        ct_no_grad_pop();
-        if (status != CT_OK) return ct_api_return(NULL);
-    }
+    if (self->training && ct_batch_norm_layer_count_batch(self) != CT_OK) return ct_api_return(NULL);
     return ct_api_return(ct_batch_norm(x, ct_module_own_buffer(self, "running_mean"),
                                        ct_module_own_buffer(self, "running_var"),
                                        ct_module_own_parameter(self, "weight"),
@@ -95,7 +101,7 @@ static ct_module *make(const char *function, const char *kind, int dims, int64_t
     batch_norm *data = malloc(sizeof *data);
     if (!data) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
     *data = (batch_norm){num_features, dims, o};
-    ct_module *m = ct_module_create(kind, batch_norm_forward, data, free);
+    ct_module *m = ct_module_create(kind, ct_batch_norm_layer_forward, data, free);
     if (!m) {
         free(data);
         return NULL;
