@@ -64,7 +64,7 @@ bool ct_tool_job_choose_device(const char *command, const ct_tool_job *job, cons
         return false;
     }
     if (ct_dist_device(out) == CT_OK) return true;
-    fprintf(stderr, "ctorch %s: rank %d of %d: choosing the device (CTORCH_DIST_DEVICE chooses it): %s\n",
+    fprintf(stderr, "ctorch %s: rank %d of %d: choosing the device: %s\n",
             command, job->rank, job->world_size, ct_last_error_message());
     return false;
 }
