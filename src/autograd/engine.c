@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ctorch/ops.h"
-#include "tensor/autograd_node.h"
+#include "autograd/autograd_internal.h"
 
 typedef struct node_list {
     ct_node **items;
@@ -36,6 +36,7 @@ static ct_status collect(ct_node *root, node_list *all)
     while (status == CT_OK && stack.count > 0) {
         ct_node *node = stack.items[--stack.count];
         for (int i = 0; i < node->ninputs; i++) {
+            if (node->next_leaves[i]) node->next_leaves[i]->pending_grads++;
             ct_node *next = node->next_nodes[i];
             if (!next) continue;
             next->dependencies++;
@@ -83,7 +84,7 @@ static ct_status check_gradient(const ct_node *node, int input, const ct_tensor 
 /* One backward at a time in the process: the engine keeps its bookkeeping in the nodes and adds
  * into the leaves' .grad, and graphs recorded by different threads may share both (DataParallel's
  * replicas meet in the wrapped module's parameters; two threads may train one model). */
-static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t ct_autograd_engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_graph)
 {
@@ -113,6 +114,10 @@ static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_grap
                 grads[i] = NULL;
             }
             ct_release(grads[i]);
+            /* Every edge into the leaf has run: its gradient of this backward is complete. */
+            ct_tensor *leaf = node->next_leaves[i];
+            if (leaf && --leaf->pending_grads == 0 && leaf->grad_hooks && status == CT_OK)
+                status = ct_autograd_run_hooks(leaf);
             ct_node *next = node->next_nodes[i];
             if (next && --next->dependencies == 0 && status == CT_OK && !list_push(&ready, next))
                 status = ct_error(CT_ERR_OUT_OF_MEMORY, "ct_backward: no host memory");
@@ -123,6 +128,8 @@ static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_grap
         ct_node *node = all.items[i];
         node->visited = false;
         node->dependencies = 0;
+        for (int i = 0; i < node->ninputs; i++)
+            if (node->next_leaves[i]) node->next_leaves[i]->pending_grads = 0; /* after a failure */
         ct_release(node->grad_sum);
         node->grad_sum = NULL;
         if (!retain_graph) ct_node_release_saved(node);
@@ -159,16 +166,19 @@ static ct_status backward(ct_tensor *root, const ct_tensor *gradient, bool retai
         grad = ct_ones(root->shape, root->ndim, root->dtype, root->storage->device);
     }
     if (!grad) return ct_last_error();
-    pthread_mutex_lock(&engine_lock);
+    pthread_mutex_lock(&ct_autograd_engine_lock);
+    bool was_enabled = ct_set_grad_enabled(false);
+    ct_autograd_backward_begin();
     ct_status status;
     if (!root->grad_fn) {
         status = accumulate(&root->grad, grad); /* a leaf: its own gradient */
+        if (status == CT_OK && root->grad_hooks) status = ct_autograd_run_hooks(root);
     } else {
-        bool was_enabled = ct_set_grad_enabled(false);
         status = run_graph(root->grad_fn, grad, retain_graph);
-        ct_set_grad_enabled(was_enabled);
     }
-    pthread_mutex_unlock(&engine_lock);
+    status = ct_autograd_backward_end(status);
+    ct_set_grad_enabled(was_enabled);
+    pthread_mutex_unlock(&ct_autograd_engine_lock);
     return status;
 }
 

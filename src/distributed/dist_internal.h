@@ -61,6 +61,13 @@ typedef struct ct_dist_group {
     MPI_Comm comm;     /* ctorch's duplicate of MPI_COMM_WORLD */
     pthread_mutex_t lock; /* one collective at a time: the staging buffer and the ordering */
     ct_tensor *staging;   /* pinned host bytes, grown on demand, kept between collectives */
+    /* Started collectives (async_work.c): a FIFO that the communication thread runs. */
+    pthread_mutex_t work_lock;
+    pthread_cond_t work_changed;
+    struct ct_dist_work *work_head, *work_tail;
+    int works_unfinished;     /* queued or running */
+    bool comm_thread_running, comm_thread_stop;
+    pthread_t comm_thread;
 } ct_dist_group;
 
 extern ct_dist_group ct_dist_group_state;
@@ -73,6 +80,15 @@ ct_dist_group *ct_dist_collective_begin(const char *function);
 void ct_dist_collective_end(ct_dist_group *group);
 /* Records CT_ERR_BACKEND: "<function>: <call> failed: <MPI's error string>". */
 ct_status ct_dist_mpi_fail(const char *function, const char *call, int code);
+
+/* ---- started collectives (async_work.c) ---- */
+/* Waits until every started collective has finished (no-op on the communication thread, which
+ * runs them): a blocking collective must come after them, as it was called after them. */
+void ct_dist_works_drain(ct_dist_group *group);
+/* Stops the communication thread (after draining); ct_dist_finalize calls it. */
+void ct_dist_comm_thread_stop(ct_dist_group *group);
+/* ct_dist_work_wait that also gives the seconds the collective ran on the communication thread. */
+ct_status ct_dist_work_wait_timed(ct_dist_work *work, double *seconds);
 
 /* ---- the agreement check (agreement.c) ----
  * What a rank brings to a collective. status is CT_OK, or the error that keeps this rank out

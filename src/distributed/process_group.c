@@ -5,7 +5,9 @@
 
 #include "distributed/dist_internal.h"
 
-ct_dist_group ct_dist_group_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL};
+ct_dist_group ct_dist_group_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL,
+                                     .work_lock = PTHREAD_MUTEX_INITIALIZER,
+                                     .work_changed = PTHREAD_COND_INITIALIZER};
 
 ct_status ct_dist_mpi_fail(const char *function, const char *call, int code)
 {
@@ -35,6 +37,7 @@ ct_dist_group *ct_dist_collective_begin(const char *function)
                                  "that lets only the main thread call it; call collectives from the "
                                  "main thread, or initialise MPI with MPI_THREAD_SERIALIZED or more", function);
     }
+    ct_dist_works_drain(group);
     pthread_mutex_lock(&group->lock);
     return group;
 }
@@ -100,6 +103,7 @@ ct_status ct_dist_finalize(void)
 {
     ct_dist_group *group = &ct_dist_group_state;
     if (!group->initialized) return CT_OK;
+    ct_dist_comm_thread_stop(group);
     pthread_mutex_lock(&group->lock);
     ct_dist_staging_free(group);
     int finalized = 0;

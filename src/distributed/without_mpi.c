@@ -77,3 +77,61 @@ const char *ct_dist_backend_name(ct_device_type type)
     (void)type;
     return NULL;
 }
+
+ct_dist_work *ct_dist_all_reduce_async(ct_tensor *t, ct_reduce_op op)
+{
+    (void)t;
+    (void)op;
+    not_built("ct_dist_all_reduce_async");
+    return NULL;
+}
+
+bool ct_dist_work_is_completed(const ct_dist_work *work)
+{
+    (void)work;
+    return true;
+}
+
+ct_status ct_dist_work_wait(ct_dist_work *work)
+{
+    (void)work; /* no work is ever started without MPI */
+    return CT_OK;
+}
+
+ct_ddp_options ct_ddp_options_default(void)
+{
+    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true};
+}
+
+ct_module *ct_distributed_data_parallel(ct_module *module, const ct_ddp_options *options)
+{
+    (void)module;
+    (void)options;
+    not_built("ct_distributed_data_parallel");
+    return NULL;
+}
+
+bool ct_is_distributed_data_parallel(const ct_module *m)
+{
+    (void)m;
+    return false;
+}
+
+ct_status ct_ddp_no_sync_push(ct_module *ddp)
+{
+    (void)ddp;
+    return not_built("ct_ddp_no_sync_push");
+}
+
+ct_status ct_ddp_no_sync_pop(ct_module *ddp)
+{
+    (void)ddp;
+    return not_built("ct_ddp_no_sync_pop");
+}
+
+ct_status ct_ddp_get_stats(const ct_module *ddp, ct_ddp_stats *out)
+{
+    (void)ddp;
+    (void)out;
+    return not_built("ct_ddp_get_stats");
+}

@@ -154,3 +154,12 @@ ct_tensor *ct_detach(const ct_tensor *t)
     if (!t) return ct_api_return(ct_null_argument("ct_detach", "t"));
     return ct_api_return(ct_tensor_view_of(t, t->ndim, t->shape, t->strides, t->offset));
 }
+
+void ct_grad_hooks_free(ct_grad_hook *hooks)
+{
+    while (hooks) {
+        ct_grad_hook *next = hooks->next;
+        free(hooks);
+        hooks = next;
+    }
+}

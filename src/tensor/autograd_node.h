@@ -43,6 +43,15 @@ struct ct_node {
     bool visited;
 };
 
+/* A leaf's post-accumulate-grad hook (a list in registration order; see ct_autograd.h). */
+typedef struct ct_grad_hook {
+    ct_grad_hook_fn fn;
+    void *context;
+    struct ct_grad_hook *next;
+} ct_grad_hook;
+/* Frees a tensor's hook list (when the tensor goes). */
+void ct_grad_hooks_free(ct_grad_hook *hooks);
+
 /* Does an op on these inputs record a node (grad mode on and any input requires grad)? NULL
  * inputs are allowed and ignored. */
 bool ct_autograd_needed(const ct_tensor *const *inputs, int count);

@@ -158,6 +158,7 @@ void ct_release(ct_tensor *t)
     ct_api_enter(); /* what t holds is released as ctorch's, not as the user's references */
     ct_release(t->grad);
     ct_node_release(t->grad_fn);
+    ct_grad_hooks_free(t->grad_hooks);
     ct_api_return(NULL);
     ct_storage_release(t->storage);
     free(t);

@@ -21,6 +21,7 @@ typedef struct ct_storage {
 } ct_storage;
 
 struct ct_node;
+struct ct_grad_hook;
 
 struct ct_tensor {
     atomic_int refcount;
@@ -34,6 +35,8 @@ struct ct_tensor {
     bool requires_grad;
     struct ct_tensor *grad;       /* accumulated gradient of a leaf */
     struct ct_node *grad_fn;      /* the node that made this tensor, NULL for leaves */
+    struct ct_grad_hook *grad_hooks; /* post-accumulate-grad hooks of a leaf, in order */
+    int pending_grads;            /* the engine's: edges into this leaf not yet run */
 };
 
 /* ---- the API boundary ----
