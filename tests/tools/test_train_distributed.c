@@ -227,12 +227,13 @@ static void compare_with_one_process(const char *data, double tolerance)
 /* With the sampler, rank r walks permutation[r::2] of the permutation one process walks, so step
  * k's batches of 16 on the two ranks are together step k's batch of 32 alone, and the averaged
  * gradient is that batch's mean gradient: the runs are the same up to rounding (float32 sums in
- * another order, amplified a little by Adam over 30 steps: 1e-4 covers it). That holds when the
- * training set has an even size; the digits' 1437 training samples are padded to 1438 with the
- * epoch's first sample, so each epoch's last step has one sample more than alone (the 30 samples
- * of 1438 against 29 of 1437): the first epoch's mean loss moves by about (loss of that sample -
- * mean) / 1438, under 1e-3 relative, and the second epoch starts from weights one slightly
- * different step apart: 3e-3 covers both. */
+ * another order). That holds when the training set has an even size: then the losses agree to the
+ * 6 significant digits --json prints (2e-5 allows for the printing). The digits' 1437 training
+ * samples are padded to 1438 with the epoch's first sample, so each epoch's last step has one
+ * sample more than alone (30 of 1438 against 29 of 1437): the first epoch's mean loss moves by
+ * about (that sample's loss - the epoch's mean) / 1438 (2.5e-4 relative here, the sample's loss
+ * being below the epoch's mean, which starts high), and the second epoch starts from weights one
+ * slightly different step apart (5e-5 here): 1e-3 covers both with room. */
 static void two_ranks_at_half_the_batch_train_as_one_process(void **state)
 {
     (void)state;
@@ -241,9 +242,9 @@ static void two_ranks_at_half_the_batch_train_as_one_process(void **state)
     assert_true(fd >= 0);
     close(fd);
     write_digits_part(path, 600); /* 480 to train (an even count), 120 to test */
-    compare_with_one_process(path, 1e-4);
+    compare_with_one_process(path, 2e-5);
     unlink(path);
-    compare_with_one_process(NULL, 3e-3);
+    compare_with_one_process(NULL, 1e-3);
 }
 
 static void one_rank_is_plain_ctorch_train(void **state)
@@ -269,7 +270,8 @@ static void one_rank_is_plain_ctorch_train(void **state)
 }
 
 /* A job fails with status and our line (part) appears once in its output (mpirun adds its own
- * lines about the failure). */
+ * lines about the failure). Each such job takes about 2 s: mpirun waits that long after a process
+ * exits non-zero. */
 static void assert_job_fails(const char *env, const char *args, int status, const char *part)
 {
     int got;
@@ -285,7 +287,6 @@ static void a_bad_command_line_ends_every_rank_with_one_line(void **state)
     assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --data-parallel cpu --epochs 1", 2,
                      "ctorch train: --data-parallel drives several devices from one process, but the launcher "
                      "started 2 processes");
-    assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 0", 2, "--epochs '0' is not an integer");
     /* Rank 0 writes the checkpoint, so rank 0 checks its folder. */
     assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 1 --save /nonexistent/m.safetensors", 2,
                      "cannot write into the folder '/nonexistent'");
