@@ -170,6 +170,7 @@ static void two_ranks_take_an_opencl_device_each(void **state)
 /* Writes the first `rows` samples of the digits to a CSV file at path. */
 static void write_digits_part(const char *path, int64_t rows)
 {
+    ct_scope_push();
     ct_dataset *digits = ct_csv_dataset_load(CTORCH_DIGITS_PATH, NULL);
     assert_non_null(digits);
     int64_t features = ct_dataset_num_features(digits);
@@ -188,9 +189,8 @@ static void write_digits_part(const char *path, int64_t rows)
     fclose(f);
     free(values);
     free(labels);
-    ct_release(x);
-    ct_release(y);
     ct_dataset_free(digits);
+    ct_scope_pop();
 }
 
 /* The epochs' losses of 2 ranks at batch 16 against those of one process at batch 32, on data
