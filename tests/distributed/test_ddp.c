@@ -189,8 +189,10 @@ static ct_tensor *two_branch_forward(ct_module *self, const ct_tensor *x)
 {
     ct_tensor *out = ct_module_forward(ct_module_child(self, "a"), x);
     if (!use_b_) return out;
-    ct_tensor *sum = ct_add(out, ct_module_forward(ct_module_child(self, "b"), x));
+    ct_tensor *branch = ct_module_forward(ct_module_child(self, "b"), x);
+    ct_tensor *sum = ct_add(out, branch);
     ct_release(out);
+    ct_release(branch);
     return sum;
 }
 
@@ -240,12 +242,14 @@ static void a_parameter_without_a_gradient_is_named_unless_allowed(void **state)
     ct_module *alone = two_branch_model();
     use_b_ = true;
     assert_int_equal(forward_backward(alone, &b, 0, 0, local, CT_DEVICE_CPU), CT_OK); /* rank 0's rows */
-    ct_tensor *alone_grad = ct_grad(ct_module_parameter(alone, "b.weight"));
+    ct_tensor *alone_weight = ct_module_parameter(alone, "b.weight");
+    ct_tensor *alone_grad = ct_grad(alone_weight);
     ct_tensor *expected = ct_mul_scalar(alone_grad, 1.0 / world_);
     assert_true(relative_difference(grad, expected) <= 1e-6);
     ct_release(weight);
     ct_release(grad);
     ct_release(copy);
+    ct_release(alone_weight);
     ct_release(alone_grad);
     ct_release(expected);
     ct_module_release(alone);
@@ -282,7 +286,9 @@ static void the_wrapper_names_and_errors(void **state)
     assert_false(ct_is_distributed_data_parallel(model));
     assert_string_equal(ct_module_kind(ddp), "DistributedDataParallel");
     ct_state_dict *sd = ct_module_state_dict(ddp, NULL);
-    assert_non_null(ct_state_dict_get(sd, "module.0.weight"));
+    ct_tensor *saved = ct_state_dict_get(sd, "module.0.weight");
+    assert_non_null(saved);
+    ct_release(saved);
     ct_state_dict_free(sd);
     assert_int_equal(ct_ddp_no_sync_pop(ddp), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "no ct_ddp_no_sync_push");
