@@ -27,6 +27,17 @@ function(ctorch_add_mpi_tests name target)
   set(CTORCH_MPI_TEST_NAMES ${CTORCH_MPI_TEST_NAMES} ${name} ${name}_np1 PARENT_SCOPE)
 endfunction()
 
+# A test program that starts MPI jobs itself (`mpirun -np 2 ctorch train` in tests/tools): it gets
+# the launcher's command line in pieces, CTORCH_MPIRUN "<mpiexec> <-np flag>" before the count and
+# CTORCH_MPIRUN_FLAGS after it, and the distributed tests' environment and time limit.
+function(ctorch_add_mpi_launching_test name target)
+  list(JOIN CTORCH_MPIEXEC_FLAGS " " flags)
+  target_compile_definitions(${target} PRIVATE CTORCH_MPIRUN="${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}"
+                             CTORCH_MPIRUN_FLAGS="${flags}")
+  add_test(NAME ${name} COMMAND ${target})
+  set(CTORCH_MPI_TEST_NAMES ${CTORCH_MPI_TEST_NAMES} ${name} PARENT_SCOPE)
+endfunction()
+
 # Faults: a rank that exits with an error mid-job (or calls ct_dist_abort) while the other waits
 # in a collective ends the whole job with a non-zero status within the time limit (OpenMPI's
 # mpirun does that by default); the script checks both the status and the time.

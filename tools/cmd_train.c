@@ -2,8 +2,12 @@
  * device (or --device, or with DataParallel over --data-parallel's devices), prints each epoch (a
  * progress bar on a terminal), the test accuracy and the time, and saves a checkpoint with --save.
  * --json prints one JSON object per epoch and a last line {"device", "model", "epochs",
- * "final_loss", "test_accuracy", "seconds", "samples_per_second"}, with "data_parallel" (the
- * devices' names) after "device" under DataParallel. */
+ * "final_loss", "test_accuracy", "seconds", "samples_per_second", "world_size"}, with
+ * "data_parallel" (the devices' names) after "device" under DataParallel.
+ * Under MPI's launcher with several processes (`mpirun -np 2 ctorch train`) each process is a rank
+ * of a DistributedDataParallel job (tools/tool_job.c): it trains on its device (its local rank's,
+ * or --device) with --batch-size samples per step, and rank 0 alone prints the whole job's figures
+ * and saves. */
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -20,7 +24,7 @@
 typedef struct train_options {
     ct_train_config config;
     const char *device, *data_parallel, *data, *save;
-    bool json;
+    bool json, help;
 } train_options;
 
 static void usage(FILE *out)
@@ -40,7 +44,11 @@ static void usage(FILE *out)
             "                            for every visible OpenCL device\n"
             "  --data FILE               a CSV file, label last (default: the shipped digits)\n"
             "  --save FILE               write the trained model (safetensors) for `ctorch eval`\n"
-            "  --json                    JSON lines: one per epoch, then the summary\n",
+            "  --json                    JSON lines: one per epoch, then the summary\n\n"
+            "Under mpirun -np N (or srun), every process trains a replica with DistributedDataParallel\n"
+            "on its share of each epoch: --batch-size is per process, each process takes its local\n"
+            "rank's device (CTORCH_DIST_DEVICE=cpu or a list chooses; --device puts all on one), and\n"
+            "rank 0 prints and saves.\n",
             mlp.epochs, cnn.epochs, (long long)mlp.batch_size, mlp.lr, cnn.lr,
             ct_train_default_lr(CT_TRAIN_MLP, CT_TRAIN_SGD),
             ct_train_optimizer_name(mlp.optimizer), (unsigned long long)mlp.seed);
@@ -51,8 +59,9 @@ typedef struct given {
     const char *epochs, *batch_size, *lr, *optimizer, *seed;
 } given;
 
-/* 0 when the options are good, else the exit status. */
-static int parse(int argc, char **argv, train_options *o)
+/* 0 when the options are good, else the exit status. In a job of several processes the device is
+ * chosen later (each rank has its own), and the files are checked by the ranks that use them. */
+static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o)
 {
     given g = {0};
     const char *model = NULL;
@@ -63,8 +72,9 @@ static int parse(int argc, char **argv, train_options *o)
             continue;
         }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            exit(0);
+            if (job->rank == 0) usage(stdout);
+            o->help = true;
+            return 0;
         }
         if (ct_arg_option(COMMAND, argc, argv, &i, "--model", &v)) model = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--epochs", &v)) g.epochs = v;
@@ -107,8 +117,9 @@ static int parse(int argc, char **argv, train_options *o)
     o->config.lr = ct_train_default_lr(kind, o->config.optimizer);
     if (g.lr && !ct_arg_double(COMMAND, "--lr", g.lr, 0, 100, &o->config.lr)) return CT_EXIT_USAGE;
     if (g.seed && !ct_arg_uint64(COMMAND, "--seed", g.seed, &o->config.seed)) return CT_EXIT_USAGE;
-    if (o->data && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
-    if (o->save) {
+    /* In a job, another machine's rank reports its own missing file when it reads it. */
+    if (o->data && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
+    if (o->save && job->rank == 0) { /* rank 0 alone writes it */
         /* Fail now rather than after the training: the checkpoint's folder must be writable. */
         char *copy = strdup(o->save);
         const char *folder = copy ? dirname(copy) : ".";
@@ -119,6 +130,13 @@ static int parse(int argc, char **argv, train_options *o)
         free(copy);
         if (!writable) return CT_EXIT_USAGE;
     }
+    if (o->data_parallel && job->distributed) {
+        fprintf(stderr, "ctorch " COMMAND ": --data-parallel drives several devices from one process, but the "
+                "launcher started %d processes (DistributedDataParallel, a device each); give one or the other\n",
+                job->world_size);
+        return CT_EXIT_USAGE;
+    }
+    if (job->distributed) return 0;
     if (o->data_parallel) {
         if (!ct_tool_choose_data_parallel(COMMAND, o->data_parallel, o->device, o->config.data_parallel,
                                           CT_TRAIN_MAX_DEVICES, &o->config.data_parallel_count))
@@ -178,66 +196,89 @@ static void print_epoch(void *context, const ct_train_epoch *e)
     fflush(stdout);
 }
 
-static int train(const train_options *o, double start)
+/* "Using CPU", "Using DataParallel over ...", or the job's devices (a collective then), and the
+ * training's settings; rank 0 prints. */
+static void print_header(const train_options *o, const ct_tool_job *job, const ct_train_data *data,
+                         const ct_module *model)
+{
+    int dp_count = o->config.data_parallel_count;
+    if (job->distributed) {
+        if (!ct_tool_job_print_using(stdout, job, o->config.device))
+            ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_last_error_message());
+    } else if (dp_count > 0) {
+        ct_tool_print_using_data_parallel(stdout, o->config.data_parallel, dp_count);
+    } else {
+        ct_tool_print_using(stdout, o->config.device);
+    }
+    if (job->rank != 0) return;
+    char split[64] = "";
+    if (dp_count > 1) snprintf(split, sizeof split, " split over %d devices", dp_count);
+    if (job->distributed)
+        snprintf(split, sizeof split, " per process (%lld in all)",
+                 (long long)o->config.batch_size * job->world_size);
+    printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g, "
+           "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
+           (long long)ct_dataset_size(data->train), (long long)ct_dataset_size(data->test), o->config.epochs,
+           o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
+           ct_train_optimizer_name(o->config.optimizer), o->config.lr, (unsigned long long)o->config.seed);
+    fflush(stdout);
+}
+
+static void print_json_summary(const train_options *o, const ct_tool_job *job, const ct_train_result *result,
+                               double seconds)
+{
+    char device_name[CT_DEVICE_STRING_MAX];
+    printf("{\"device\": ");
+    ct_json_write_string(stdout, ct_device_format(o->config.device, device_name, sizeof device_name));
+    int dp_count = o->config.data_parallel_count;
+    if (dp_count > 0) {
+        printf(", \"data_parallel\": [");
+        for (int i = 0; i < dp_count; i++) {
+            char name[CT_DEVICE_STRING_MAX];
+            if (i > 0) printf(", ");
+            ct_json_write_string(stdout, ct_device_format(o->config.data_parallel[i], name, sizeof name));
+        }
+        printf("]");
+    }
+    printf(", \"model\": \"%s\", \"epochs\": %d, \"final_loss\": %.6g, \"test_accuracy\": %.6g, "
+           "\"seconds\": %.4g, \"samples_per_second\": %.6g, \"world_size\": %d}\n",
+           ct_train_model_name(o->config.model), o->config.epochs, result->final_loss, result->test_accuracy,
+           seconds, result->samples_per_second, job->world_size);
+}
+
+/* Trains as the options say; in a job of several processes, as one rank of it. A failure ends the
+ * whole job (ct_tool_job_fail); otherwise returns the exit status. */
+static int train(const train_options *o, const ct_tool_job *job, double start)
 {
     ct_train_data data;
-    if (ct_train_data_load(o->data, o->config.seed, &data) != CT_OK) {
-        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        return o->data ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
-    }
-    ct_manual_seed(o->config.seed);
+    if (ct_train_data_load(o->data, o->config.seed, &data) != CT_OK)
+        return ct_tool_job_fail(COMMAND, job, o->data ? CT_EXIT_USAGE : CT_EXIT_FAILURE, ct_train_error_message());
+    ct_manual_seed(o->config.seed); /* the same initial model on every rank (DDP copies rank 0's anyway) */
     ct_module *model = ct_train_model_create(o->config.model, data.features, data.classes);
     if (!model) {
-        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        int status = ct_tool_job_fail(COMMAND, job, CT_EXIT_USAGE, ct_train_error_message());
         ct_train_data_free(&data);
-        return CT_EXIT_USAGE;
+        return status;
     }
-    char device_name[CT_DEVICE_STRING_MAX];
-    ct_device_format(o->config.device, device_name, sizeof device_name);
-    int dp_count = o->config.data_parallel_count;
-    if (!o->json) {
-        if (dp_count > 0) ct_tool_print_using_data_parallel(stdout, o->config.data_parallel, dp_count);
-        else ct_tool_print_using(stdout, o->config.device);
-        char split[64] = "";
-        if (dp_count > 1) snprintf(split, sizeof split, " split over %d devices", dp_count);
-        printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g, "
-               "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
-               (long long)ct_dataset_size(data.train), (long long)ct_dataset_size(data.test), o->config.epochs,
-               o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
-               ct_train_optimizer_name(o->config.optimizer), o->config.lr, (unsigned long long)o->config.seed);
-        fflush(stdout);
-    }
-    progress p = {.json = o->json, .bar = !o->json && isatty(STDOUT_FILENO), .epochs = o->config.epochs};
-    ct_train_observer observer = {.on_step = p.bar ? draw_bar : NULL, .on_epoch = print_epoch, .context = &p};
+    if (!o->json) print_header(o, job, &data, model);
+    bool speaks = job->rank == 0;
+    progress p = {.json = o->json, .bar = speaks && !o->json && isatty(STDOUT_FILENO), .epochs = o->config.epochs};
+    ct_train_observer observer = {.on_step = p.bar ? draw_bar : NULL, .on_epoch = speaks ? print_epoch : NULL,
+                                  .context = &p};
     ct_train_result result;
     int exit_status = 0;
     if (ct_train_run(model, &data, &o->config, &observer, &result) != CT_OK) {
         if (p.bar) printf("\n");
-        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        exit_status = CT_EXIT_FAILURE;
-    } else if (o->save && /* the plain model (ct_train_run wraps it only while it runs): plain names */
+        exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
+    } else if (o->save && speaks && /* the plain model (ct_train_run wraps it only while it runs): plain names */
                ct_train_checkpoint_save(model, o->config.model, data.features, data.classes, o->config.seed,
                                         o->save) != CT_OK) {
-        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        exit_status = CT_EXIT_FAILURE;
+        exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
     }
     double seconds = now_seconds() - start;
-    if (exit_status == 0 && o->json) {
-        printf("{\"device\": ");
-        ct_json_write_string(stdout, device_name);
-        if (dp_count > 0) {
-            printf(", \"data_parallel\": [");
-            for (int i = 0; i < dp_count; i++) {
-                char name[CT_DEVICE_STRING_MAX];
-                if (i > 0) printf(", ");
-                ct_json_write_string(stdout, ct_device_format(o->config.data_parallel[i], name, sizeof name));
-            }
-            printf("]");
-        }
-        printf(", \"model\": \"%s\", \"epochs\": %d, \"final_loss\": %.6g, \"test_accuracy\": %.6g, "
-               "\"seconds\": %.4g, \"samples_per_second\": %.6g}\n", ct_train_model_name(o->config.model),
-               o->config.epochs, result.final_loss, result.test_accuracy, seconds, result.samples_per_second);
-    } else if (exit_status == 0) {
+    if (exit_status == 0 && speaks && o->json) {
+        print_json_summary(o, job, &result, seconds);
+    } else if (exit_status == 0 && speaks) {
         int64_t tested = ct_dataset_size(data.test);
         printf("Test accuracy: %.2f%% (%lld/%lld)\n", 100 * result.test_accuracy,
                (long long)llround(result.test_accuracy * (double)tested), (long long)tested);
@@ -245,6 +286,7 @@ static int train(const train_options *o, double start)
         printf("Time: %.2f s (training %.2f s, %.0f samples/s)\n", seconds, result.train_seconds,
                result.samples_per_second);
     }
+    fflush(stdout);
     ct_module_release(model);
     ct_train_data_free(&data);
     return exit_status;
@@ -253,8 +295,18 @@ static int train(const train_options *o, double start)
 int ct_cmd_train(int argc, char **argv)
 {
     double start = now_seconds();
+    ct_tool_job job;
+    if (!ct_tool_job_start(COMMAND, &job)) return CT_EXIT_FAILURE;
     train_options o = {0};
-    int status = parse(argc, argv, &o);
-    if (status != 0) return status;
-    return train(&o, start);
+    int quiet = ct_tool_job_quiet_begin(&job);
+    int status = parse(argc, argv, &job, &o);
+    ct_tool_job_quiet_end(quiet);
+    if (status == 0 && !o.help && job.distributed &&
+        !ct_tool_job_choose_device(COMMAND, &job, o.device, &o.config.device))
+        status = CT_EXIT_USAGE;
+    o.config.distributed = job.distributed;
+    /* Every rank has checked its part: they go on, or end, together. */
+    status = ct_tool_job_agree(&job, status);
+    if (status != 0 || o.help) return ct_tool_job_end(&job, status);
+    return ct_tool_job_end(&job, train(&o, &job, start));
 }

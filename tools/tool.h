@@ -54,4 +54,35 @@ bool ct_tool_choose_data_parallel(const char *command, const char *text, const c
 /* "Using DataParallel over opencl:0, opencl:1 (pthread-AMD EPYC ...)". */
 void ct_tool_print_using_data_parallel(FILE *out, const ct_device *devices, int count);
 
+/* ---- one rank of an MPI job (tools/tool_job.c) ----
+ * `mpirun -np N ctorch train` starts N processes of the same command line: each joins the process
+ * group, rank 0 alone prints, and a rank that fails while working ends the whole job. */
+typedef struct ct_tool_job {
+    bool distributed;     /* launched with more than one process, and in the process group */
+    int rank, world_size; /* 0 and 1 for a process alone */
+} ct_tool_job;
+
+/* Joins the process group when the launcher started more than one process
+ * (ct_dist_launcher_world_size); otherwise *job is this process alone. false after printing. */
+bool ct_tool_job_start(const char *command, ct_tool_job *job);
+/* Every rank reads the same command line, so rank 0 alone reports what is wrong with it: on the
+ * other ranks, stderr goes to /dev/null between begin and end (begin returns what end needs). */
+int ct_tool_job_quiet_begin(const ct_tool_job *job);
+void ct_tool_job_quiet_end(int saved);
+/* The largest of every rank's status (a collective), so that all ranks go on, or end, together. */
+int ct_tool_job_agree(const ct_tool_job *job, int status);
+/* This rank's device: --device's (text, the same for every rank) or, when text is NULL,
+ * ct_dist_device's (from the local rank, or CTORCH_DIST_DEVICE). false after printing, with the
+ * rank. */
+bool ct_tool_job_choose_device(const char *command, const ct_tool_job *job, const char *text, ct_device *out);
+/* Reports a failure while working. Alone: "ctorch <command>: message", and returns status. In a
+ * job of several: "ctorch <command>: rank R of N: message", then ends every rank at once with
+ * status (ct_dist_abort: the others may be waiting for this one in a collective). */
+int ct_tool_job_fail(const char *command, const ct_tool_job *job, int status, const char *message);
+/* "Using DistributedDataParallel over 2 processes, on opencl:0, opencl:1 (rank 0 prints)": a
+ * collective (it gathers the ranks' devices); rank 0 prints. false when the gathering failed. */
+bool ct_tool_job_print_using(FILE *out, const ct_tool_job *job, ct_device device);
+/* Leaves the process group (every rank, together) when distributed; returns status. */
+int ct_tool_job_end(const ct_tool_job *job, int status);
+
 #endif

@@ -63,6 +63,13 @@ typedef struct ct_train_config {
      * "module." prefix). */
     int data_parallel_count;
     ct_device data_parallel[CT_TRAIN_MAX_DEVICES];
+    /* DistributedDataParallel (ctorch/distributed.h) when distributed: every rank of the
+     * initialised process group runs ct_train_run with the same settings (device aside); the model
+     * trains wrapped, on this rank's DistributedSampler share of each epoch (seeded with seed), so
+     * batch_size is per rank. The epochs' loss, accuracy, samples and samples per second are the
+     * whole job's; every rank tests the plain model on the whole test set (no collective). Not
+     * with DataParallel. */
+    bool distributed;
 } ct_train_config;
 
 /* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
@@ -97,11 +104,22 @@ typedef struct ct_train_result {
 
 /* Trains model (moved to config->device) on data->train for config->epochs epochs with
  * cross-entropy, then measures the accuracy on data->test; through DataParallel over
- * config->data_parallel when it lists devices (the wrapper is released at the end, model keeps the
- * trained weights). Seeds ctorch's generator from config->seed first (dropout masks). observer may
- * be NULL. */
+ * config->data_parallel when it lists devices, or DistributedDataParallel when config->distributed
+ * (the wrapper is released at the end, model keeps the trained weights). Seeds ctorch's generator
+ * from config->seed first (dropout masks). observer may be NULL. */
 ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
                        const ct_train_observer *observer, ct_train_result *result);
+
+/* ---- DistributedDataParallel's part of the loop (tools/train_distributed.c) ---- */
+/* A sampler of this rank's share of dataset_size samples, shuffled from config->seed. */
+ct_status ct_train_sampler_create(const ct_train_config *config, int64_t dataset_size,
+                                  ct_distributed_sampler **out);
+/* Sums values[0..count) over the ranks, in place (a collective: every rank calls it at the same
+ * point). */
+ct_status ct_train_sum_over_ranks(double *values, int count);
+/* The checks ct_train_run makes of a distributed config: the process group is up, and DataParallel
+ * is not asked for too. */
+ct_status ct_train_check_distributed(const ct_train_config *config);
 
 /* The fraction of ds classified right by model (in eval mode, without gradients) on device. */
 ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy);

@@ -2,7 +2,8 @@
  * cross-entropy, backward, an optimizer step; the epoch's loss and accuracy are summed on the
  * device and read once per epoch, so an accelerator is not stopped after every step. With
  * DataParallel the same loop runs on the wrapper: the batches go to its first device, and it
- * splits them. */
+ * splits them. With DistributedDataParallel it runs on the wrapper too, on this rank's share of
+ * the epoch, and the epoch's sums are added up over the ranks (tools/train_distributed.c). */
 #include <time.h>
 
 #include "train.h"
@@ -89,8 +90,8 @@ static ct_status train_step(ct_module *model, ct_optimizer *optimizer, const ct_
     return CT_OK;
 }
 
-static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_loader *loader, int epoch,
-                           const ct_train_observer *observer, ct_train_epoch *stats)
+static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_loader *loader, bool distributed,
+                           int epoch, const ct_train_observer *observer, ct_train_epoch *stats)
 {
     double start = now_seconds();
     ct_module_train(model, true);
@@ -122,6 +123,14 @@ static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_lo
         status = ct_train_fail_library("reading the epoch's loss");
     ct_scope_pop();
     if (status != CT_OK) return status;
+    if (distributed) { /* the whole job's epoch: every rank's sums together */
+        double sums[3] = {loss, (double)correct, (double)samples};
+        status = ct_train_sum_over_ranks(sums, 3);
+        if (status != CT_OK) return status;
+        loss = sums[0];
+        correct = (int64_t)sums[1];
+        samples = (int64_t)sums[2];
+    }
     stats->epoch = epoch;
     stats->samples = samples;
     stats->loss = samples ? loss / (double)samples : 0.0;
@@ -131,29 +140,45 @@ static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_lo
     return CT_OK;
 }
 
-/* The epochs and the test of net (the model, or its DataParallel wrapper), already on
- * config->device; the optimizer holds model's parameters, which are net's. */
-static ct_status train_and_test(ct_module *net, const ct_train_data *data, const ct_train_config *config,
-                                const ct_train_observer *observer, ct_train_result *result)
+/* The loader of the training set: shuffled per epoch, or this rank's share of it. */
+static ct_status make_loader(const ct_train_data *data, const ct_train_config *config, ct_data_loader **out)
+{
+    ct_data_loader_options options = ct_data_loader_options_default();
+    options.batch_size = config->batch_size;
+    options.device = config->device;
+    ct_distributed_sampler *sampler = NULL;
+    if (config->distributed) {
+        ct_status status = ct_train_sampler_create(config, ct_dataset_size(data->train), &sampler);
+        if (status != CT_OK) return status;
+        options.sampler = sampler; /* the loader keeps a copy; it shuffles */
+    } else {
+        options.shuffle = true;
+        options.seed = config->seed;
+    }
+    *out = ct_data_loader_create(data->train, &options);
+    ct_status status = *out ? CT_OK : ct_train_fail_library("making the data loader");
+    ct_distributed_sampler_free(sampler);
+    return status;
+}
+
+/* The epochs of net (the model, or its DataParallel or DistributedDataParallel wrapper), already
+ * on config->device; the optimizer holds model's parameters, which are net's. */
+static ct_status train_epochs(ct_module *net, const ct_train_data *data, const ct_train_config *config,
+                              const ct_train_observer *observer, ct_train_result *result)
 {
     ct_manual_seed(config->seed);
     ct_optimizer *optimizer = make_optimizer(config, net);
     if (!optimizer) return ct_train_fail_library("making the optimizer");
-    ct_data_loader_options options = ct_data_loader_options_default();
-    options.batch_size = config->batch_size;
-    options.shuffle = true;
-    options.seed = config->seed;
-    options.device = config->device;
-    ct_data_loader *loader = ct_data_loader_create(data->train, &options);
-    if (!loader) {
+    ct_data_loader *loader;
+    ct_status status = make_loader(data, config, &loader);
+    if (status != CT_OK) {
         ct_optimizer_free(optimizer);
-        return ct_train_fail_library("making the data loader");
+        return status;
     }
-    ct_status status = CT_OK;
     int64_t samples = 0;
     for (int epoch = 1; epoch <= config->epochs && status == CT_OK; epoch++) {
         ct_train_epoch stats = {.epochs = config->epochs};
-        status = run_epoch(net, optimizer, loader, epoch, observer, &stats);
+        status = run_epoch(net, optimizer, loader, config->distributed, epoch, observer, &stats);
         if (status != CT_OK) break;
         samples += stats.samples;
         result->train_seconds += stats.seconds;
@@ -164,7 +189,7 @@ static ct_status train_and_test(ct_module *net, const ct_train_data *data, const
     ct_optimizer_free(optimizer);
     if (status != CT_OK) return status;
     result->samples_per_second = result->train_seconds > 0 ? (double)samples / result->train_seconds : 0.0;
-    return ct_train_evaluate(net, data->test, config->device, &result->test_accuracy);
+    return CT_OK;
 }
 
 ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
@@ -185,12 +210,26 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
                              ct_device_format(config->device, device, sizeof device),
                              ct_device_format(config->data_parallel[0], first, sizeof first));
     }
+    if (config->distributed) {
+        ct_status status = ct_train_check_distributed(config);
+        if (status != CT_OK) return status;
+    }
     if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
-    if (count == 0) return train_and_test(model, data, config, observer, result);
-    ct_module *wrapper = ct_data_parallel(model, config->data_parallel, count, config->device);
-    if (!wrapper) return ct_train_fail_library("wrapping the model in DataParallel");
-    ct_status status = train_and_test(wrapper, data, config, observer, result);
-    ct_module_release(wrapper);
+    ct_module *net = model; /* what trains: the model or a wrapper of it */
+    if (count > 0) {
+        net = ct_data_parallel(model, config->data_parallel, count, config->device);
+        if (!net) return ct_train_fail_library("wrapping the model in DataParallel");
+    } else if (config->distributed) {
+        net = ct_distributed_data_parallel(model, NULL); /* rank 0's initial weights for every rank */
+        if (!net) return ct_train_fail_library("wrapping the model in DistributedDataParallel");
+    }
+    ct_status status = train_epochs(net, data, config, observer, result);
+    /* DataParallel tests through its wrapper (which splits the test batches too); under DDP every
+     * rank tests the plain model alone, which needs no other rank. */
+    if (status == CT_OK)
+        status = ct_train_evaluate(config->distributed ? model : net, data->test, config->device,
+                                   &result->test_accuracy);
+    if (net != model) ct_module_release(net);
     return status;
 }
 

@@ -1,0 +1,329 @@
+/* `mpirun -np 2 ctorch train` (DistributedDataParallel) as a user runs it, on the cpu and on the
+ * two OpenCL devices: it learns, rank 0 alone prints (one summary, with world_size 2) and saves a
+ * checkpoint of plain names that `ctorch eval` tests to the same accuracy; its per-epoch losses
+ * are those of one process with twice the batch; -np 1 is plain `ctorch train`; a bad command line
+ * exits 2 with one line of ours; a rank that fails ends the whole job, non-zero, in bounded time.
+ * The program starts the jobs itself (CTORCH_MPIRUN, from tests/mpi_tests.cmake). */
+#include <math.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "test_common.h"
+
+enum { MAX_EPOCHS = 8 };
+
+/* Runs a shell command line, stderr joined to stdout; returns the output (malloc'ed), the exit
+ * status and the seconds it took. */
+static char *run(const char *command, int *exit_status, double *seconds)
+{
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t capacity = 1 << 20, used = 0, n;
+    char *out = malloc(capacity);
+    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
+    out[used] = '\0';
+    int status = pclose(pipe);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (seconds) *seconds = (double)(end.tv_sec - start.tv_sec) + 1e-9 * (double)(end.tv_nsec - start.tv_nsec);
+    return out;
+}
+
+/* `ctorch args` as a job of `ranks` processes, with environment assignments env ("" for none)
+ * before mpirun, cut off after a minute (a hang must fail the test, not stall it). */
+static char *run_job(int ranks, const char *env, const char *args, int *status, double *seconds)
+{
+    char command[4096];
+    snprintf(command, sizeof command, "%s timeout --kill-after=10 60 %s %d %s '%s' %s 2>&1", env, CTORCH_MPIRUN,
+             ranks, CTORCH_MPIRUN_FLAGS, CTORCH_TOOL_PATH, args);
+    return run(command, status, seconds);
+}
+
+static char *run_alone(const char *args, int *status)
+{
+    char command[4096];
+    snprintf(command, sizeof command, "'%s' %s 2>&1", CTORCH_TOOL_PATH, args);
+    return run(command, status, NULL);
+}
+
+static size_t count_occurrences(const char *text, const char *part)
+{
+    size_t count = 0;
+    for (const char *at = strstr(text, part); at; at = strstr(at + 1, part)) count++;
+    return count;
+}
+
+static void assert_contains(const char *out, const char *part)
+{
+    if (!strstr(out, part)) fail_msg("the output lacks '%s': %s", part, out);
+}
+
+/* The JSON lines of a --json run: the epochs' losses and the summary (the caller deletes it). */
+typedef struct json_run {
+    double loss[MAX_EPOCHS], accuracy[MAX_EPOCHS];
+    int epochs, summaries;
+    cJSON *summary;
+} json_run;
+
+static json_run parse_json_lines(const char *out)
+{
+    json_run run = {0};
+    for (const char *line = out; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : line + strlen(line)) {
+        const char *end = strchr(line, '\n');
+        cJSON *json = cJSON_ParseWithLength(line, end ? (size_t)(end - line) : strlen(line));
+        if (!json) continue; /* mpirun's own lines, if any */
+        if (cJSON_GetObjectItem(json, "epoch")) {
+            assert_true(run.epochs < MAX_EPOCHS);
+            run.loss[run.epochs] = cJSON_GetNumberValue(cJSON_GetObjectItem(json, "loss"));
+            run.accuracy[run.epochs] = cJSON_GetNumberValue(cJSON_GetObjectItem(json, "accuracy"));
+            run.epochs++;
+            cJSON_Delete(json);
+        } else if (cJSON_GetObjectItem(json, "test_accuracy")) {
+            run.summaries++;
+            cJSON_Delete(run.summary);
+            run.summary = json;
+        } else {
+            cJSON_Delete(json);
+        }
+    }
+    if (!run.summary) fail_msg("no JSON summary: %s", out);
+    return run;
+}
+
+static double number(const cJSON *json, const char *key)
+{
+    cJSON *item = cJSON_GetObjectItem(json, key);
+    if (!cJSON_IsNumber(item)) fail_msg("'%s' is not a number", key);
+    return cJSON_GetNumberValue(item);
+}
+
+/* A fresh path for a checkpoint (the file does not exist). */
+static void temporary_path(char *path, size_t size)
+{
+    snprintf(path, size, "/tmp/ctorch_ddp_test_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    strncat(path, ".safetensors", size - strlen(path) - 1);
+}
+
+static void two_ranks_on_the_cpu_learn_print_once_and_save_plain_names(void **state)
+{
+    (void)state;
+    char path[256], args[512];
+    temporary_path(path, sizeof path);
+    snprintf(args, sizeof args, "train --epochs 2 --json --save %s", path);
+    int status;
+    char *out = run_job(2, "CTORCH_DIST_DEVICE=cpu", args, &status, NULL);
+    if (status != 0) fail_msg("status %d: %s", status, out);
+    json_run run = parse_json_lines(out);
+    if (run.epochs != 2 || run.summaries != 1) fail_msg("rank 0 alone prints: %s", out);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(run.summary, "device")), "cpu");
+    assert_int_equal((int)number(run.summary, "world_size"), 2);
+    double accuracy = number(run.summary, "test_accuracy");
+    if (!(accuracy > 0.6 && accuracy <= 1)) fail_msg("test_accuracy %g (chance is 0.1): %s", accuracy, out);
+    assert_true(number(run.summary, "samples_per_second") > 0);
+    cJSON_Delete(run.summary);
+    free(out);
+
+    /* Plain names, and eval finds the same accuracy. */
+    ct_state_dict *sd = ct_load(path, NULL);
+    assert_non_null(sd);
+    assert_int_equal(ct_state_dict_count(sd), 4);
+    for (int64_t i = 0; i < ct_state_dict_count(sd); i++)
+        assert_null(strstr(ct_state_dict_name_at(sd, i), "module."));
+    ct_state_dict_free(sd);
+    snprintf(args, sizeof args, "eval --device cpu --json --checkpoint %s", path);
+    out = run_alone(args, &status);
+    if (status != 0) fail_msg("eval: status %d: %s", status, out);
+    run = parse_json_lines(out);
+    if (number(run.summary, "test_accuracy") != accuracy)
+        fail_msg("train said %g, eval %g", accuracy, number(run.summary, "test_accuracy"));
+    cJSON_Delete(run.summary);
+    free(out);
+    unlink(path);
+}
+
+static void two_ranks_take_an_opencl_device_each(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) < 2) skip();
+    int status;
+    char *out = run_job(2, "", "train --epochs 2", &status, NULL);
+    if (status != 0) fail_msg("status %d: %s", status, out);
+    assert_contains(out, "Using DistributedDataParallel over 2 processes, on opencl:0, opencl:1");
+    assert_contains(out, "batch 32 per process (64 in all)");
+    if (count_occurrences(out, "epoch 2/2  loss ") != 1 || count_occurrences(out, "Test accuracy: ") != 1)
+        fail_msg("rank 0 alone prints: %s", out);
+    double percent = atof(strstr(out, "Test accuracy: ") + strlen("Test accuracy: "));
+    if (!(percent > 60)) fail_msg("test accuracy %g%%: %s", percent, out);
+    free(out);
+}
+
+/* Writes the first `rows` samples of the digits to a CSV file at path. */
+static void write_digits_part(const char *path, int64_t rows)
+{
+    ct_scope_push();
+    ct_dataset *digits = ct_csv_dataset_load(CTORCH_DIGITS_PATH, NULL);
+    assert_non_null(digits);
+    int64_t features = ct_dataset_num_features(digits);
+    ct_tensor *x = ct_dataset_features(digits), *y = ct_dataset_labels(digits);
+    float *values = malloc((size_t)(rows * features) * sizeof *values);
+    int64_t *labels = malloc((size_t)rows * sizeof *labels);
+    assert_int_equal(ct_tensor_to_array(ct_narrow(x, 0, 0, rows), values, (size_t)(rows * features) * sizeof *values),
+                     CT_OK);
+    assert_int_equal(ct_tensor_to_array(ct_narrow(y, 0, 0, rows), labels, (size_t)rows * sizeof *labels), CT_OK);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < features; j++) fprintf(f, "%g,", values[i * features + j]);
+        fprintf(f, "%lld\n", (long long)labels[i]);
+    }
+    fclose(f);
+    free(values);
+    free(labels);
+    ct_dataset_free(digits);
+    ct_scope_pop();
+}
+
+/* The epochs' losses of 2 ranks at batch 16 against those of one process at batch 32, on data
+ * (NULL: the digits); fails beyond the relative tolerance. */
+static void compare_with_one_process(const char *data, double tolerance)
+{
+    char args[512];
+    snprintf(args, sizeof args, "train --device cpu --epochs 2 --json%s%s --batch-size", data ? " --data " : "",
+             data ? data : "");
+    char job_args[600], alone_args[600];
+    snprintf(job_args, sizeof job_args, "%s 16", args);
+    snprintf(alone_args, sizeof alone_args, "%s 32", args);
+    int status;
+    char *job_out = run_job(2, "", job_args, &status, NULL);
+    if (status != 0) fail_msg("status %d: %s", status, job_out);
+    char *alone_out = run_alone(alone_args, &status);
+    if (status != 0) fail_msg("status %d: %s", status, alone_out);
+    json_run job = parse_json_lines(job_out), alone = parse_json_lines(alone_out);
+    assert_int_equal(job.epochs, 2);
+    assert_int_equal(alone.epochs, 2);
+    for (int e = 0; e < 2; e++) {
+        double difference = fabs(job.loss[e] - alone.loss[e]) / alone.loss[e];
+        if (!(difference <= tolerance))
+            fail_msg("%s: epoch %d: loss %.7g on 2 ranks at batch 16, %.7g alone at batch 32 (%.2g relative, "
+                     "tolerance %.2g)", data ? data : "digits", e + 1, job.loss[e], alone.loss[e], difference,
+                     tolerance);
+    }
+    cJSON_Delete(job.summary);
+    cJSON_Delete(alone.summary);
+    free(job_out);
+    free(alone_out);
+}
+
+/* With the sampler, rank r walks permutation[r::2] of the permutation one process walks, so step
+ * k's batches of 16 on the two ranks are together step k's batch of 32 alone, and the averaged
+ * gradient is that batch's mean gradient: the runs are the same up to rounding (float32 sums in
+ * another order). That holds when the training set has an even size: then the losses agree to the
+ * 6 significant digits --json prints (2e-5 allows for the printing). The digits' 1437 training
+ * samples are padded to 1438 with the epoch's first sample, so each epoch's last step has one
+ * sample more than alone (30 of 1438 against 29 of 1437): the first epoch's mean loss moves by
+ * about (that sample's loss - the epoch's mean) / 1438 (2.5e-4 relative here, the sample's loss
+ * being below the epoch's mean, which starts high), and the second epoch starts from weights one
+ * slightly different step apart (5e-5 here): 1e-3 covers both with room. */
+static void two_ranks_at_half_the_batch_train_as_one_process(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ctorch_ddp_data_XXXXXX.csv";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    write_digits_part(path, 600); /* 480 to train (an even count), 120 to test */
+    compare_with_one_process(path, 2e-5);
+    unlink(path);
+    compare_with_one_process(NULL, 1e-3);
+}
+
+static void one_rank_is_plain_ctorch_train(void **state)
+{
+    (void)state;
+    int status;
+    char *job_out = run_job(1, "", "train --device cpu --epochs 2 --json", &status, NULL);
+    if (status != 0) fail_msg("status %d: %s", status, job_out);
+    char *alone_out = run_alone("train --device cpu --epochs 2 --json", &status);
+    if (status != 0) fail_msg("status %d: %s", status, alone_out);
+    json_run job = parse_json_lines(job_out), alone = parse_json_lines(alone_out);
+    assert_int_equal(job.epochs, 2);
+    for (int e = 0; e < 2; e++) {
+        assert_true(job.loss[e] == alone.loss[e]);
+        assert_true(job.accuracy[e] == alone.accuracy[e]);
+    }
+    assert_int_equal((int)number(job.summary, "world_size"), 1);
+    assert_int_equal((int)number(alone.summary, "world_size"), 1);
+    cJSON_Delete(job.summary);
+    cJSON_Delete(alone.summary);
+    free(job_out);
+    free(alone_out);
+}
+
+/* A job fails with status and our line (part) appears once in its output (mpirun adds its own
+ * lines about the failure). Each such job takes about 2 s: mpirun waits that long after a process
+ * exits non-zero. */
+static void assert_job_fails(const char *env, const char *args, int status, const char *part)
+{
+    int got;
+    char *out = run_job(2, env, args, &got, NULL);
+    if (got != status) fail_msg("%s: status %d, want %d: %s", args, got, status, out);
+    if (count_occurrences(out, part) != 1) fail_msg("%s: '%s' not once in: %s", args, part, out);
+    free(out);
+}
+
+static void a_bad_command_line_ends_every_rank_with_one_line(void **state)
+{
+    (void)state;
+    assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --data-parallel cpu --epochs 1", 2,
+                     "ctorch train: --data-parallel drives several devices from one process, but the launcher "
+                     "started 2 processes");
+    /* Rank 0 writes the checkpoint, so rank 0 checks its folder. */
+    assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 1 --save /nonexistent/m.safetensors", 2,
+                     "cannot write into the folder '/nonexistent'");
+    /* One rank's device is not there: that rank says so, and the job ends. */
+    assert_job_fails("CTORCH_DIST_DEVICE=cpu,opencl:99", "train --epochs 1", 2, "rank 1 of 2: choosing the device");
+}
+
+static void a_rank_that_fails_while_working_ends_the_job(void **state)
+{
+    (void)state;
+    /* Rank 1 alone cannot find the data (rank 0 has it and waits for rank 1 in DDP's first
+     * collective): rank 1 reports it and the whole job ends, non-zero, well within the minute
+     * run_job allows. */
+    char command[4096];
+    snprintf(command, sizeof command,
+             "CTORCH_DIST_DEVICE=cpu timeout --kill-after=10 60 %s 2 %s sh -c 'if [ \"${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\" "
+             "= 1 ]; then export CTORCH_DATA=/nonexistent; fi; exec \"$0\" \"$@\"' '%s' train --epochs 1 2>&1",
+             CTORCH_MPIRUN, CTORCH_MPIRUN_FLAGS, CTORCH_TOOL_PATH);
+    int status;
+    double seconds;
+    char *out = run(command, &status, &seconds);
+    if (status == 0 || status == 124 || status == 137) fail_msg("status %d after %.1f s: %s", status, seconds, out);
+    if (seconds > 30) fail_msg("the job took %.1f s to end: %s", seconds, out);
+    assert_contains(out, "ctorch train: rank 1 of 2: the digits data set:");
+    assert_contains(out, "CTORCH_DATA");
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_ranks_on_the_cpu_learn_print_once_and_save_plain_names),
+        cmocka_unit_test(two_ranks_take_an_opencl_device_each),
+        cmocka_unit_test(two_ranks_at_half_the_batch_train_as_one_process),
+        cmocka_unit_test(one_rank_is_plain_ctorch_train),
+        cmocka_unit_test(a_bad_command_line_ends_every_rank_with_one_line),
+        cmocka_unit_test(a_rank_that_fails_while_working_ends_the_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
