@@ -55,8 +55,9 @@ const char *ct_reduce_op_name(ct_reduce_op op);
 /* Built with MPI? */
 bool ct_dist_is_available(void);
 /* The world size the launcher announced in the environment (OMPI_COMM_WORLD_SIZE from
- * OpenMPI's mpirun, PMI_SIZE from MPICH's and Slurm's), or 1 when there is none: lets a program
- * decide whether to start the process group before it does. */
+ * OpenMPI's mpirun, PMI_SIZE from MPICH's and from srun with PMI-2, SLURM_STEP_NUM_TASKS from
+ * srun with any plugin), or 1 when there is none: lets a program decide whether to start the
+ * process group before it does. */
 int ct_dist_launcher_world_size(void);
 
 /* Joins the process group: initialises MPI (MPI_Init_thread, asking for MPI_THREAD_MULTIPLE) or,

@@ -26,10 +26,12 @@ bool ct_dist_is_available(void)
 }
 
 /* The launchers' variables: OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE; MPICH's Hydra and
- * Slurm's srun (with PMI) set PMI_SIZE. */
+ * Slurm's srun with PMI-1 or PMI-2 set PMI_SIZE; srun sets SLURM_STEP_NUM_TASKS in every task of a
+ * step whatever the plugin (PMIx announces no size), and not in a batch script's own shell, where
+ * SLURM_NTASKS is the allocation's and says nothing of how many processes run. */
 int ct_dist_launcher_world_size(void)
 {
-    static const char *variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+    static const char *variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
     for (size_t i = 0; i < CT_ARRAY_LEN(variables); i++) {
         const char *text = getenv(variables[i]);
         if (!text || !*text) continue;
