@@ -68,11 +68,12 @@ void ct_bench_ddp(const char *filter, ct_bench_report report, void *context)
     if (f.widened_affinity)
         fprintf(stderr, "bench ddp: mpirun had bound each rank to fewer CPUs than the machine has; the benchmark "
                         "let its threads use them all (mpirun --bind-to none avoids this)\n");
-    fprintf(stderr, "bench ddp: step: DDP %.1f ms, alone %.1f ms; backward: DDP %.1f ms, no_sync %.1f ms; "
-            "all-reduce alone (%s) %.1f ms: %.0f%% of it hidden; DDP's stats: communication %.1f ms, waited "
-            "%.1f ms after backward\n", f.step_ddp * 1e3, f.step_alone * 1e3, f.backward_ddp * 1e3,
-            f.backward_no_sync * 1e3, f.all_reduce_per_bucket ? "a tensor per bucket" : "one flat tensor",
-            f.all_reduce * 1e3, f.hidden_fraction * 100, f.last_communication * 1e3, f.last_wait * 1e3);
+    fprintf(stderr, "bench ddp: step: DDP %.1f ms, DDP under no_sync %.1f ms, alone %.1f ms; backward: DDP "
+            "%.1f ms, no_sync %.1f ms; all-reduce alone (%s) %.1f ms: %.0f%% of it hidden; DDP's stats: "
+            "communication %.1f ms, waited %.1f ms after backward\n", f.step_ddp * 1e3, f.step_no_sync * 1e3,
+            f.step_alone * 1e3, f.backward_ddp * 1e3, f.backward_no_sync * 1e3,
+            f.all_reduce_per_bucket ? "a tensor per bucket" : "one flat tensor", f.all_reduce * 1e3,
+            f.hidden_fraction * 100, f.last_communication * 1e3, f.last_wait * 1e3);
 }
 
 #else

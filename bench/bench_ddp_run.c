@@ -9,7 +9,9 @@
  *    polled with MPI_Test and nanosleep: OpenMPI's MPI_Barrier polls without sleeping and would
  *    take a core). A full step
  *    is zero_grad, forward, MSE loss, backward (with DDP: the bucketed all-reduces) and the SGD
- *    step. Reported as samples per second of each and their ratio. On the development machine the
+ *    step. Reported as samples per second of each and their ratio; the DDP step under no_sync (the
+ *    same work on every rank without any communication) is measured too, to tell the cost of
+ *    sharing the cores from that of communicating. On the development machine the
  *    2 ranks share its 2 cores, a thread each (OpenMP and OpenBLAS set to cores / ranks on this
  *    machine), while the process alone runs 2 threads on the same 2 cores: the ratio is DDP's
  *    cost (communication that is not hidden, and the rank's share of the cores it takes, copies
@@ -188,14 +190,17 @@ static void replica_free(replica *r)
     memset(r, 0, sizeof *r);
 }
 
-/* zero_grad, forward, MSE loss, backward, SGD step. */
-static void step(replica *r)
+/* zero_grad, forward, MSE loss, backward, SGD step; through a DDP wrapper under no_sync when asked
+ * (then each rank steps with its own gradients: the replicas drift apart, which costs the same). */
+static void step(replica *r, bool no_sync)
 {
     ct_scope_push();
+    if (no_sync && ct_ddp_no_sync_push(r->net) != CT_OK) die("no_sync");
     ct_optimizer_zero_grad(r->optimizer);
     ct_tensor *loss = ct_mse_loss(ct_module_forward(r->net, r->x), r->y);
     ct_status status = loss ? ct_backward(loss) : ct_last_error();
     if (status == CT_OK) status = ct_optimizer_step(r->optimizer);
+    if (no_sync) ct_ddp_no_sync_pop(r->net);
     ct_scope_pop();
     if (status != CT_OK) die("a training step");
 }
@@ -203,11 +208,11 @@ static void step(replica *r)
 /* ---- the measurements ---- */
 
 /* One DDP step on every rank, started together. */
-static double timed_ddp_step(replica *ddp)
+static double timed_ddp_step(replica *ddp, bool no_sync)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now_seconds();
-    step(ddp);
+    step(ddp, no_sync);
     return now_seconds() - start;
 }
 
@@ -218,7 +223,7 @@ static double timed_step_alone(replica *alone, const ct_ddp_bench_spec *spec, co
     if (alone->model) {
         use_threads(f->threads_alone);
         double start = now_seconds();
-        step(alone);
+        step(alone, false);
         seconds = now_seconds() - start;
         use_threads(f->threads_per_rank);
         sleep_seconds(spec->settle_seconds);
@@ -290,26 +295,28 @@ static int bucket_sized_tensors(replica *ddp, const ct_ddp_stats *stats, ct_tens
     return count;
 }
 
-/* Part 1: full steps, DDP on every rank against rank 0 alone. */
+/* Part 1: full steps, DDP on every rank, the same under no_sync, and rank 0 alone. */
 static void measure_steps(replica *ddp, replica *alone, const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *f)
 {
-    double *times = malloc(sizeof *times * 2 * (size_t)spec->repeats);
+    size_t n = (size_t)spec->repeats;
+    double *times = malloc(sizeof *times * 3 * n);
     if (!times) die("no host memory");
     for (int i = 0; i < spec->warmup; i++) {
-        timed_ddp_step(ddp);
+        timed_ddp_step(ddp, false);
+        timed_ddp_step(ddp, true);
         timed_step_alone(alone, spec, f);
     }
     for (int i = 0; i < spec->repeats; i++) {
-        if (i % 2 == 0) {
-            times[i] = timed_ddp_step(ddp);
-            times[spec->repeats + i] = timed_step_alone(alone, spec, f);
-        } else {
-            times[spec->repeats + i] = timed_step_alone(alone, spec, f);
-            times[i] = timed_ddp_step(ddp);
+        for (int k = 0; k < 3; k++) {
+            int which = i % 2 == 0 ? k : 2 - k;
+            times[(size_t)which * n + (size_t)i] = which == 0   ? timed_ddp_step(ddp, false)
+                                                   : which == 1 ? timed_ddp_step(ddp, true)
+                                                                : timed_step_alone(alone, spec, f);
         }
     }
     f->step_ddp = median(times, spec->repeats);
-    f->step_alone = median(times + spec->repeats, spec->repeats);
+    f->step_no_sync = median(times + n, spec->repeats);
+    f->step_alone = median(times + 2 * n, spec->repeats);
     free(times);
 }
 
@@ -404,7 +411,8 @@ bool ct_ddp_bench_run(const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *out)
         options.bucket_cap_mb = spec->bucket_cap_mb;
         ddp.net = ct_distributed_data_parallel(ddp.model, &options); /* collective */
         ok = replica_finish(&ddp, 1e-3);
-        if (!ok) snprintf(out->error, sizeof out->error, "rank %d: wrapping the model: %s", rank, ct_last_error_message());
+        if (!ok)
+            snprintf(out->error, sizeof out->error, "rank %d: wrapping the model: %s", rank, ct_last_error_message());
         if (all_ranks(ok)) {
             measure_steps(&ddp, &alone, spec, out);
             measure_overlap(&ddp, spec, out);
