@@ -38,6 +38,10 @@ void ct_bench_transfer(const char *filter, ct_bench_report report, void *context
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);
 /* Between the ranks of an MPI job (under mpirun; skipped with a note otherwise). */
 void ct_bench_distributed(const char *filter, ct_bench_report report, void *context);
+/* DistributedDataParallel: a training step with DDP on every rank against one process with the
+ * same global batch, and how much of the communication backward hides (under mpirun; skipped
+ * with a note otherwise). */
+void ct_bench_ddp(const char *filter, ct_bench_report report, void *context);
 /* A training step over two devices of the first accelerator type against one (skipped without
  * two devices). */
 void ct_bench_data_parallel(const char *filter, ct_bench_report report, void *context);

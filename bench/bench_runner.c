@@ -107,6 +107,7 @@ int ct_bench_main(int argc, char **argv)
                "ratio", "target", "");
     if (distributed) {
         ct_bench_distributed(filter, prints ? print_result : ignore_result, &p);
+        ct_bench_ddp(filter, prints ? print_result : ignore_result, &p);
         ct_dist_finalize();
     } else {
         ct_bench_matmul(filter, print_result, &p);
@@ -117,6 +118,7 @@ int ct_bench_main(int argc, char **argv)
         ct_bench_device_ops(filter, print_result, &p);
         ct_bench_data_parallel(filter, print_result, &p);
         ct_bench_distributed(filter, print_result, &p);
+        ct_bench_ddp(filter, print_result, &p);
     }
     if (!p.json && prints && p.missed) printf("%d target%s missed\n", p.missed, p.missed == 1 ? "" : "s");
     return 0;

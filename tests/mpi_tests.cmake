@@ -9,6 +9,7 @@ if(CTORCH_USE_MPI)
   set(CTORCH_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
   if(mpiexec_version MATCHES "Open MPI|OpenRTE")
     list(APPEND CTORCH_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe)
+    set(CTORCH_MPIEXEC_IS_OPENMPI ON)
   endif()
 endif()
 
