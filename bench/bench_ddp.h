@@ -28,6 +28,7 @@ typedef struct ct_ddp_bench_figures {
     bool widened_affinity;      /* the launcher had bound this rank to fewer CPUs than the machine's */
     /* A full step (zero_grad, forward, loss, backward, SGD step). */
     double step_ddp;            /* DDP on every rank, batch rows each */
+    double step_ddp_at_end;     /* the same with CT_DDP_START_AFTER_BACKWARD */
     double step_no_sync;        /* DDP under no_sync on every rank: no communication */
     double step_alone;          /* rank 0 alone, world x batch rows */
     /* Backward only (the forward before it is not timed). */

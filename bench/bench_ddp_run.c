@@ -11,7 +11,9 @@
  *    is zero_grad, forward, MSE loss, backward (with DDP: the bucketed all-reduces) and the SGD
  *    step. Reported as samples per second of each and their ratio; the DDP step under no_sync (the
  *    same work on every rank without any communication) is measured too, to tell the cost of
- *    sharing the cores from that of communicating. On the development machine the
+ *    sharing the cores from that of communicating, and so is the DDP step whose all-reduces start
+ *    after backward (CT_DDP_START_AFTER_BACKWARD, what CT_DDP_START_AUTO picks on the CPU) beside
+ *    the one whose buckets start during backward (CT_DDP_START_DURING_BACKWARD). On the development machine the
  *    2 ranks share its 2 cores, a thread each (OpenMP and OpenBLAS set to cores / ranks on this
  *    machine), while the process alone runs 2 threads on the same 2 cores: the ratio is DDP's
  *    cost (communication that is not hidden, and the rank's share of the cores it takes, copies
@@ -295,28 +297,35 @@ static int bucket_sized_tensors(replica *ddp, const ct_ddp_stats *stats, ct_tens
     return count;
 }
 
-/* Part 1: full steps, DDP on every rank, the same under no_sync, and rank 0 alone. */
-static void measure_steps(replica *ddp, replica *alone, const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *f)
+/* Part 1: full steps, DDP on every rank (communication during backward, then after it), the
+ * same under no_sync, and rank 0 alone. at_end wraps the same model with CT_DDP_START_AFTER_BACKWARD:
+ * each wrapper's hooks act only after its own forward. */
+static void measure_steps(replica *ddp, replica *at_end, replica *alone, const ct_ddp_bench_spec *spec,
+                          ct_ddp_bench_figures *f)
 {
+    enum { KINDS = 4 };
     size_t n = (size_t)spec->repeats;
-    double *times = malloc(sizeof *times * 3 * n);
+    double *times = malloc(sizeof *times * KINDS * n);
     if (!times) die("no host memory");
     for (int i = 0; i < spec->warmup; i++) {
         timed_ddp_step(ddp, false);
+        timed_ddp_step(at_end, false);
         timed_ddp_step(ddp, true);
         timed_step_alone(alone, spec, f);
     }
     for (int i = 0; i < spec->repeats; i++) {
-        for (int k = 0; k < 3; k++) {
-            int which = i % 2 == 0 ? k : 2 - k;
+        for (int k = 0; k < KINDS; k++) {
+            int which = i % 2 == 0 ? k : KINDS - 1 - k;
             times[(size_t)which * n + (size_t)i] = which == 0   ? timed_ddp_step(ddp, false)
                                                    : which == 1 ? timed_ddp_step(ddp, true)
-                                                                : timed_step_alone(alone, spec, f);
+                                                   : which == 2 ? timed_step_alone(alone, spec, f)
+                                                                : timed_ddp_step(at_end, false);
         }
     }
     f->step_ddp = median(times, spec->repeats);
     f->step_no_sync = median(times + n, spec->repeats);
     f->step_alone = median(times + 2 * n, spec->repeats);
+    f->step_ddp_at_end = median(times + 3 * n, spec->repeats);
     free(times);
 }
 
@@ -401,7 +410,7 @@ bool ct_ddp_bench_run(const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *out)
     if (out->threads_per_rank < 1) out->threads_per_rank = 1;
     use_threads(out->threads_per_rank);
 
-    replica ddp = {0}, alone = {0};
+    replica ddp = {0}, at_end = {0}, alone = {0};
     bool ok = replica_make_model(&ddp, spec, spec->batch);
     if (ok && rank == 0) ok = replica_make_model(&alone, spec, (int64_t)out->world * spec->batch);
     if (ok && rank == 0) ok = (alone.net = ct_module_retain(alone.model)) && replica_finish(&alone, 1e-3);
@@ -409,12 +418,20 @@ bool ct_ddp_bench_run(const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *out)
     if (all_ranks(ok)) {
         ct_ddp_options options = ct_ddp_options_default();
         options.bucket_cap_mb = spec->bucket_cap_mb;
+        options.all_reduce_start = CT_DDP_START_DURING_BACKWARD; /* PyTorch's way (not AUTO's on the CPU) */
         ddp.net = ct_distributed_data_parallel(ddp.model, &options); /* collective */
         ok = replica_finish(&ddp, 1e-3);
+        /* The same model and batch, all-reduces after backward. */
+        options.all_reduce_start = CT_DDP_START_AFTER_BACKWARD;
+        at_end.model = ct_module_retain(ddp.model);
+        at_end.x = ct_retain(ddp.x);
+        at_end.y = ct_retain(ddp.y);
+        at_end.net = ct_distributed_data_parallel(at_end.model, &options); /* collective */
+        ok = replica_finish(&at_end, 1e-3) && ok;
         if (!ok)
             snprintf(out->error, sizeof out->error, "rank %d: wrapping the model: %s", rank, ct_last_error_message());
         if (all_ranks(ok)) {
-            measure_steps(&ddp, &alone, spec, out);
+            measure_steps(&ddp, &at_end, &alone, spec, out);
             measure_overlap(&ddp, spec, out);
         } else {
             ok = false;
@@ -423,6 +440,7 @@ bool ct_ddp_bench_run(const ct_ddp_bench_spec *spec, ct_ddp_bench_figures *out)
         ok = false;
     }
     if (!ok && !out->error[0]) snprintf(out->error, sizeof out->error, "setup failed on another rank");
+    replica_free(&at_end);
     replica_free(&ddp);
     replica_free(&alone);
     omp_set_num_threads(omp_threads);

@@ -18,7 +18,8 @@ typedef struct ddp_state {
 
 ct_ddp_options ct_ddp_options_default(void)
 {
-    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true};
+    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true,
+                            .all_reduce_start = CT_DDP_START_AUTO};
 }
 
 static void ddp_state_free(void *data)
@@ -106,6 +107,10 @@ static ct_status check_options(const ct_ddp_options *o)
     if (!(o->bucket_cap_mb > 0) || !isfinite(o->bucket_cap_mb) || o->bucket_cap_mb > 1e6)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_distributed_data_parallel: bucket_cap_mb is %g; give a "
                         "size in MiB above 0 (PyTorch's default is 25)", o->bucket_cap_mb);
+    if ((int)o->all_reduce_start < CT_DDP_START_AUTO || o->all_reduce_start > CT_DDP_START_AFTER_BACKWARD)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_distributed_data_parallel: all_reduce_start is %d; use "
+                        "CT_DDP_START_AUTO, CT_DDP_START_DURING_BACKWARD or CT_DDP_START_AFTER_BACKWARD",
+                        (int)o->all_reduce_start);
     return CT_OK;
 }
 
@@ -125,7 +130,8 @@ static ct_status set_up(ct_module *module, ddp_state *state)
     if (status == CT_OK) {
         size_t cap = (size_t)(state->options.bucket_cap_mb * 1024 * 1024);
         state->reducer = ct_ddp_reducer_create(params->tensors, params->names, (int)params->count,
-                                               cap ? cap : 1, state->options.find_unused_parameters);
+                                               cap ? cap : 1, state->options.find_unused_parameters,
+                                               state->options.all_reduce_start);
         if (!state->reducer) status = ct_last_error();
     }
     ct_named_tensors_free(params);

@@ -31,6 +31,8 @@ typedef struct ct_ddp_reducer {
     char **names;         /* the wrapped module's names, for messages */
     size_t bucket_cap_bytes;
     bool find_unused_parameters;
+    ct_ddp_all_reduce_start all_reduce_start;
+    bool overlap;         /* start buckets during backward (all_reduce_start for this device) */
     /* The buckets, laid out for the device, dtypes and shapes the parameters had then. */
     bool built;
     ct_device device;
@@ -52,7 +54,8 @@ typedef struct ct_ddp_reducer {
 
 /* A reducer over params (their names beside them); registers its hooks on them. */
 ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *names, int count,
-                                      size_t bucket_cap_bytes, bool find_unused_parameters);
+                                      size_t bucket_cap_bytes, bool find_unused_parameters,
+                                      ct_ddp_all_reduce_start all_reduce_start);
 /* Removes the hooks, waits for anything in flight, frees. NULL-safe. */
 void ct_ddp_reducer_free(ct_ddp_reducer *r);
 /* At a forward: arms the next backward when sync is wanted, first (re)building the buckets if

@@ -151,6 +151,8 @@ static ct_status build_buckets(ct_ddp_reducer *r)
         return status;
     }
     r->built = true;
+    r->overlap = r->all_reduce_start == CT_DDP_START_DURING_BACKWARD ||
+                 (r->all_reduce_start == CT_DDP_START_AUTO && r->device.type != CT_CPU);
     r->stats.bucket_count = r->bucket_count;
     r->stats.gradient_bytes = 0;
     for (int b = 0; b < r->bucket_count; b++)
@@ -258,7 +260,7 @@ static ct_status on_gradient_ready(ct_tensor *leaf, void *context)
     }
     ct_api_enter();
     ct_status status = fill_slot(r, p);
-    if (status == CT_OK) status = launch_ready_buckets(r);
+    if (status == CT_OK && r->overlap) status = launch_ready_buckets(r);
     ct_api_return(NULL);
     return status;
 }
@@ -313,6 +315,7 @@ static ct_status used_anywhere(ct_ddp_reducer *r, bool *out)
 static ct_status finalize_after_success(ct_ddp_reducer *r)
 {
     int rank = ct_dist_group_state.rank;
+    double start = now_seconds();
     /* Parameters backward did not reach count as zeros, so every bucket starts on every rank. */
     bool some_unused = false;
     ct_status status = CT_OK;
@@ -321,7 +324,7 @@ static ct_status finalize_after_success(ct_ddp_reducer *r)
         if (!r->used[p]) some_unused = true;
     }
     if (status == CT_OK) status = launch_ready_buckets(r);
-    double start = now_seconds(), communication = 0;
+    double communication = 0;
     ct_status waited = wait_for_buckets(r, &communication);
     if (status == CT_OK) status = waited;
     bool *anywhere = NULL;
@@ -400,13 +403,15 @@ void ct_ddp_reducer_free(ct_ddp_reducer *r)
 }
 
 ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *names, int count,
-                                      size_t bucket_cap_bytes, bool find_unused_parameters)
+                                      size_t bucket_cap_bytes, bool find_unused_parameters,
+                                      ct_ddp_all_reduce_start all_reduce_start)
 {
     ct_ddp_reducer *r = calloc(1, sizeof *r);
     if (!r) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
     size_t n = (size_t)(count > 0 ? count : 1);
     r->bucket_cap_bytes = bucket_cap_bytes;
     r->find_unused_parameters = find_unused_parameters;
+    r->all_reduce_start = all_reduce_start;
     r->params = calloc(n, sizeof *r->params);
     r->names = calloc(n, sizeof *r->names);
     r->order = calloc(n, sizeof *r->order);

@@ -92,7 +92,7 @@ static void assert_same_tensors(const ct_module *a, const ct_module *b, bool gra
 }
 
 /* DDP over the world with BATCH / world rows per rank against one process with BATCH rows. */
-static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_after_wrapping)
+static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_after_wrapping, bool overlap)
 {
     batches b = make_batches();
     int64_t local = BATCH / world_, first = rank_ * local;
@@ -102,6 +102,7 @@ static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_
     assert_int_equal(ct_module_to(model, move_after_wrapping ? CT_DEVICE_CPU : device), CT_OK);
     ct_ddp_options options = ct_ddp_options_default();
     options.bucket_cap_mb = bucket_cap_mb;
+    options.all_reduce_start = overlap ? CT_DDP_START_DURING_BACKWARD : CT_DDP_START_AFTER_BACKWARD;
     ct_module *ddp = ct_distributed_data_parallel(model, &options);
     assert_non_null(ddp);
     if (move_after_wrapping) assert_int_equal(ct_module_to(ddp, device), CT_OK);
@@ -141,8 +142,9 @@ static void ddp_trains_as_one_process_with_the_whole_batch(void **state)
     ct_device devices[2];
     int count = dist_test_devices(devices);
     for (int d = 0; d < count; d++) {
-        train_and_compare(devices[d], 25.0, false);
-        train_and_compare(devices[d], 1e-6, d > 0); /* a bucket per parameter; moved after wrapping */
+        train_and_compare(devices[d], 25.0, false, true);
+        train_and_compare(devices[d], 1e-6, d > 0, true); /* a bucket per parameter; moved after wrapping */
+        train_and_compare(devices[d], 1e-6, false, false); /* every bucket started when backward ends */
     }
 }
 
@@ -359,6 +361,10 @@ static void the_wrapper_names_and_errors(void **state)
     options.bucket_cap_mb = 0;
     assert_null(ct_distributed_data_parallel(model, &options));
     assert_error(CT_ERR_INVALID_ARGUMENT, "bucket_cap_mb is 0");
+    options = ct_ddp_options_default();
+    options.all_reduce_start = (ct_ddp_all_reduce_start)7;
+    assert_null(ct_distributed_data_parallel(model, &options));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "all_reduce_start is 7");
     /* Evaluating without grad communicates nothing: rank 0 may do it alone. */
     if (rank_ == 0) {
         ct_scope_push();
