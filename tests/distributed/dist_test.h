@@ -122,4 +122,19 @@ static inline double dist_test_reduce(const double *x, int world, ct_reduce_op o
     return r;
 }
 
+/* The main of a test program that runs between ranks: joins the process group, gives the rank
+ * and the world size (before any test runs), runs the tests, leaves the group. */
+static inline int dist_test_main(const struct CMUnitTest *tests, size_t count, int *rank, int *world)
+{
+    if (ct_dist_init() != CT_OK) {
+        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
+        return 1;
+    }
+    *rank = ct_dist_rank();
+    *world = ct_dist_world_size();
+    int failed = _cmocka_run_group_tests("tests", tests, count, NULL, NULL);
+    ct_dist_finalize();
+    return failed;
+}
+
 #endif

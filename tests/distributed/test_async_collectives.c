@@ -100,19 +100,11 @@ static void bad_arguments(void **state)
 
 int main(void)
 {
-    if (ct_dist_init() != CT_OK) {
-        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
-        return 1;
-    }
-    rank_ = ct_dist_rank();
-    world_ = ct_dist_world_size();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(several_started_all_reduces_give_the_blocking_results),
         cmocka_unit_test(a_blocking_collective_comes_after_the_started_ones),
         cmocka_unit_test(a_shape_mismatch_comes_back_from_the_wait_on_every_rank),
         cmocka_unit_test(bad_arguments),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    ct_dist_finalize();
-    return failed;
+    return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
 }

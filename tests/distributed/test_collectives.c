@@ -320,12 +320,6 @@ static void barrier_returns_on_every_rank(void **state)
 
 int main(void)
 {
-    if (ct_dist_init() != CT_OK) {
-        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
-        return 1;
-    }
-    rank_ = ct_dist_rank();
-    world_ = ct_dist_world_size();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(all_reduce_gives_the_reduction_of_every_ranks_tensor_for_every_op_dtype_and_size),
         cmocka_unit_test(all_reduce_of_bool_tensors_has_no_average),
@@ -342,7 +336,5 @@ int main(void)
         cmocka_unit_test(collectives_on_a_large_device_tensor_then_a_small_one),
         cmocka_unit_test(barrier_returns_on_every_rank),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    ct_dist_finalize();
-    return failed;
+    return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
 }

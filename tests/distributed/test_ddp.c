@@ -381,12 +381,6 @@ static void the_wrapper_names_and_errors(void **state)
 
 int main(void)
 {
-    if (ct_dist_init() != CT_OK) {
-        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
-        return 1;
-    }
-    rank_ = ct_dist_rank();
-    world_ = ct_dist_world_size();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ddp_trains_as_one_process_with_the_whole_batch),
         cmocka_unit_test(no_sync_accumulates_locally_then_averages_everything),
@@ -395,7 +389,5 @@ int main(void)
         cmocka_unit_test(every_rank_must_wrap_the_same_model),
         cmocka_unit_test(the_wrapper_names_and_errors),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    ct_dist_finalize();
-    return failed;
+    return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
 }

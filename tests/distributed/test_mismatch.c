@@ -165,12 +165,6 @@ static void wrong_arguments_are_errors_on_every_rank(void **state)
 
 int main(void)
 {
-    if (ct_dist_init() != CT_OK) {
-        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
-        return 1;
-    }
-    rank_ = ct_dist_rank();
-    world_ = ct_dist_world_size();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(unequal_shapes_are_an_error_on_every_rank_for_every_collective),
         cmocka_unit_test(a_different_number_of_dims_is_an_error_too),
@@ -179,7 +173,5 @@ int main(void)
         cmocka_unit_test(a_rank_that_cannot_take_part_gives_its_error_to_every_rank),
         cmocka_unit_test(wrong_arguments_are_errors_on_every_rank),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    ct_dist_finalize();
-    return failed;
+    return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
 }

@@ -568,12 +568,6 @@ static void gradients_match_finite_differences_of_the_loss_of_all_ranks(void **s
 
 int main(void)
 {
-    if (ct_dist_init() != CT_OK) {
-        fprintf(stderr, "ct_dist_init: %s\n", ct_last_error_message());
-        return 1;
-    }
-    rank_ = ct_dist_rank();
-    world_ = ct_dist_world_size();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sync_batch_norm_1d_equals_batch_norm_over_the_whole_batch),
         cmocka_unit_test(sync_batch_norm_2d_equals_batch_norm_over_the_whole_batch),
@@ -584,7 +578,5 @@ int main(void)
         cmocka_unit_test(errors_on_one_rank_reach_every_rank),
         cmocka_unit_test(gradients_match_finite_differences_of_the_loss_of_all_ranks),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    ct_dist_finalize();
-    return failed;
+    return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
 }
