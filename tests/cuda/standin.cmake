@@ -67,3 +67,21 @@ foreach(source ${CTORCH_TEST_SOURCES})
     set_property(TEST cuda/${name} APPEND PROPERTY ENVIRONMENT ${CTORCH_CUDA_STANDIN_ENVIRONMENT})
   endif()
 endforeach()
+
+# The stand-ins on their own: 2 devices, and the driver in the other environments it reads.
+set_property(TEST cuda/test_standin_driver cuda/test_standin_cublas APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=2")
+add_test(NAME cuda/test_standin_driver_no_device COMMAND cuda_test_standin_driver no-device)
+add_test(NAME cuda/test_standin_driver_hidden COMMAND cuda_test_standin_driver hidden)
+add_test(NAME cuda/test_standin_driver_visible COMMAND cuda_test_standin_driver visible)
+set(standin_scenarios cuda/test_standin_driver_no_device cuda/test_standin_driver_hidden
+    cuda/test_standin_driver_visible)
+set_tests_properties(${standin_scenarios} PROPERTIES ENVIRONMENT
+                     "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT}")
+set_property(TEST cuda/test_standin_driver_no_device APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=0")
+set_property(TEST cuda/test_standin_driver_hidden APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=2" "CUDA_VISIBLE_DEVICES=")
+set_property(TEST cuda/test_standin_driver_visible APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=3" "CTORCH_CUDA_STANDIN_MEMORY_MB=512,256,128"
+             "CUDA_VISIBLE_DEVICES=2,0,x,1")
