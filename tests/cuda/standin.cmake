@@ -50,7 +50,8 @@ target_link_libraries(ctorch_cublas_standin PRIVATE ctorch_cuda_standin ${BLAS_L
 
 set(CTORCH_CUDA_STANDIN_ENVIRONMENT
     "CTORCH_CUDA_DRIVER=$<TARGET_FILE:ctorch_cuda_standin>"
-    "CTORCH_CUDA_CUBLAS=$<TARGET_FILE:ctorch_cublas_standin>")
+    "CTORCH_CUDA_CUBLAS=$<TARGET_FILE:ctorch_cublas_standin>"
+    "CTORCH_CUDA_CACHE_DIR=${PROJECT_BINARY_DIR}/cuda-kernel-cache")
 
 # The programs of tests/cuda/: the toolkit's headers, the stand-ins' paths (for running them by
 # hand; ctest sets the variables too), and both libraries built first.
@@ -103,3 +104,11 @@ set_property(TEST cuda/test_cuda_memory APPEND PROPERTY ENVIRONMENT
 # Queued work paused 200 us per operation: a copy read before it is done reads wrong values.
 set_property(TEST cuda/test_cuda_copies APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=2" "CTORCH_CUDA_STANDIN_DELAY_US=200")
+
+# The conformance harness again, on the CUDA devices only: every op on cuda:0 (the stand-in's,
+# running NVRTC's kernels' C build) against the CPU.
+add_test(NAME ops/test_backend_conformance_cuda_standin COMMAND ops_test_backend_conformance --cuda)
+set_tests_properties(ops/test_backend_conformance_cuda_standin PROPERTIES
+  ENVIRONMENT "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT};OMP_WAIT_POLICY=passive;CTORCH_CUDA_STANDIN_DEVICES=1"
+  SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+add_dependencies(ops_test_backend_conformance ctorch_cuda_standin ctorch_cublas_standin)
