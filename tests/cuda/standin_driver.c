@@ -129,6 +129,7 @@ struct CUstream_st {
     timeline *line;
     op *head, *tail;
     struct CUstream_st *next; /* every stream still running, destroyed ones until drained */
+    struct CUstream_st *next_unserved;
 };
 
 struct CUevent_st {
@@ -182,8 +183,36 @@ static size_t allocation_count, allocation_capacity;
 
 static ctorch_standin_kernel kernels[CT_KERNEL_COUNT];
 
-static _Thread_local CUcontext current;
-static _Thread_local bool in_host_function;
+/* Per thread: the current context, and whether a host function is running. In pthread keys, not
+ * _Thread_local: a dlopen'ed library's _Thread_local is dynamic TLS, which LeakSanitizer's check
+ * at exit misreads in threads that never touched it (and crashes). */
+static pthread_key_t current_key, host_function_key;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void make_keys(void)
+{
+    pthread_key_create(&current_key, NULL);
+    pthread_key_create(&host_function_key, NULL);
+}
+static CUcontext current_context(void)
+{
+    pthread_once(&keys_once, make_keys);
+    return pthread_getspecific(current_key);
+}
+static void set_current_context(CUcontext ctx)
+{
+    pthread_once(&keys_once, make_keys);
+    pthread_setspecific(current_key, ctx);
+}
+static bool in_host_function(void)
+{
+    pthread_once(&keys_once, make_keys);
+    return pthread_getspecific(host_function_key) != NULL;
+}
+static void set_in_host_function(bool yes)
+{
+    pthread_once(&keys_once, make_keys);
+    pthread_setspecific(host_function_key, yes ? (void *)1 : NULL);
+}
 
 /* ---- small helpers ---- */
 
@@ -221,6 +250,7 @@ static bool context_live(CUcontext ctx, unsigned generation)
 /* The current context when it is live; NULL otherwise. */
 static CUcontext live_current(void)
 {
+    CUcontext current = current_context();
     return current && current->active ? current : NULL;
 }
 
@@ -373,9 +403,9 @@ static void op_execute(op *o)
             o->u.kernel.run(0, o->u.kernel.items, o->u.kernel.buffers, &o->u.kernel.params);
         break;
     case OP_HOST_FUNCTION:
-        in_host_function = true;
+        set_in_host_function(true);
         o->u.host.fn(o->u.host.data);
-        in_host_function = false;
+        set_in_host_function(false);
         break;
     case OP_CALL:
         o->u.call.run(o->u.call.arg);
@@ -391,12 +421,10 @@ static bool op_ready(const op *o)
     return true;
 }
 
-/* A stream's worker: runs its operations in order, each once what it waits for has completed.
- * Detached; it frees its stream once the stream is destroyed and drained. */
-static void *stream_worker(void *arg)
+/* Runs s's operations in order, each once what it waits for has completed, until s is destroyed
+ * and drained; then frees s. Called with the lock held. */
+static void serve(CUstream s)
 {
-    CUstream s = arg;
-    pthread_mutex_lock(&lock);
     for (;;) {
         while (!s->head && !s->destroyed) pthread_cond_wait(&changed, &lock);
         if (!s->head) break;
@@ -424,31 +452,52 @@ static void *stream_worker(void *arg)
     timeline_unref(s->line);
     free(s);
     pthread_cond_broadcast(&changed);
-    pthread_mutex_unlock(&lock);
+}
+
+/* Worker threads: one per live stream, kept (idle) once their stream is gone and given the next
+ * new stream, so that no thread ends while the process runs (LeakSanitizer's check at exit
+ * fails when a thread ends under it). Detached. */
+static CUstream unserved;     /* new streams waiting for a worker (linked by next_unserved) */
+static int idle_workers;      /* workers waiting for a stream, not yet promised to one */
+
+static void *stream_worker(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (!unserved) pthread_cond_wait(&changed, &lock);
+        CUstream s = unserved;
+        unserved = s->next_unserved;
+        serve(s);
+        idle_workers++;
+    }
     return NULL;
 }
 
 static CUstream stream_new(CUcontext ctx, bool is_null, bool blocking)
 {
+    if (idle_workers > 0) {
+        idle_workers--; /* promised to this stream */
+    } else {
+        pthread_t thread;
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attributes, stream_worker, NULL);
+        pthread_attr_destroy(&attributes);
+        if (failed) return NULL;
+    }
     CUstream s = checked_calloc(1, sizeof *s);
     s->ctx = ctx;
     s->generation = ctx->generation;
     s->is_null = is_null;
     s->blocking = blocking;
     s->line = timeline_new();
-    pthread_t thread;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    int failed = pthread_create(&thread, &attributes, stream_worker, s);
-    pthread_attr_destroy(&attributes);
-    if (failed) {
-        timeline_unref(s->line);
-        free(s);
-        return NULL;
-    }
     s->next = streams;
     streams = s;
+    s->next_unserved = unserved;
+    unserved = s;
+    pthread_cond_broadcast(&changed);
     return s;
 }
 
@@ -501,7 +550,7 @@ static void drain_all(void)
 #define ENTER()                                                                                  \
     do {                                                                                         \
         pthread_mutex_lock(&lock);                                                               \
-        if (in_host_function) {                                                                  \
+        if (in_host_function()) {                                                                \
             complain("%s called from a host function (cuLaunchHostFunc): not permitted",        \
                      __func__);                                                                  \
             return leave(CUDA_ERROR_NOT_PERMITTED);                                              \
@@ -776,7 +825,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     ENTER();
     if (ctx && !ctx->active) return leave(CUDA_ERROR_INVALID_CONTEXT);
-    current = ctx;
+    set_current_context(ctx);
     return leave(CUDA_SUCCESS);
 }
 
