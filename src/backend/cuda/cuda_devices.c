@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/core_internal.h"
 
