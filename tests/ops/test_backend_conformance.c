@@ -1,7 +1,10 @@
 /* Backend conformance: every op of ctorch on every device against the CPU (the table and the
- * runner are in backend_conformance/). Two runs from ctest:
+ * runner are in backend_conformance/). Three runs from ctest:
  *   test_backend_conformance         the real accelerators (OpenCL, CUDA); skipped without any
  *   test_backend_conformance --fake  the fake two-device "opencl" backend of tests/support
+ *   test_backend_conformance --cuda  the CUDA devices only: ctest points ctorch at the stand-in
+ *                                    driver of tests/cuda/ (test_backend_conformance_cuda_standin),
+ *                                    whose devices run the C build of the kernels NVRTC compiled
  * Besides the values, it checks that the table is complete: every public call of ops.h,
  * tensor.h and nn_functional.h that returns a tensor has an entry (or a stated reason not to),
  * and every kernel ran on every device. */
@@ -15,7 +18,7 @@
 
 static ct_device devices[CONF_MAX_DEVICES];
 static int device_count;
-static bool fake_run;
+static bool fake_run, cuda_run;
 
 /* ---- the values ---- */
 
@@ -27,7 +30,7 @@ static void run_harness_once(void)
     if (harness_ran) return;
     harness_ran = true;
     printf("conformance on %d %s device(s) against the CPU:\n", device_count,
-           fake_run ? "fake" : "real");
+           fake_run ? "fake" : cuda_run ? "CUDA" : "real");
     harness_totals = conf_run_all(devices, device_count);
     printf("total: %ld checks, %ld passed\n", harness_totals.checks, harness_totals.passed);
 }
@@ -191,13 +194,22 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keeps the report in order with cmocka's messages */
     fake_run = argc > 1 && strcmp(argv[1], "--fake") == 0;
+    cuda_run = argc > 1 && strcmp(argv[1], "--cuda") == 0;
     if (fake_run) ct_test_install_fake_opencl();
     const ct_device_type types[] = {CT_OPENCL, CT_CUDA};
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < ct_device_count(types[t]) && device_count < CONF_MAX_DEVICES; i++)
-            devices[device_count++] = (ct_device){types[t], i};
+            if (!cuda_run || types[t] == CT_CUDA) devices[device_count++] = (ct_device){types[t], i};
+    if (cuda_run && device_count == 0) {
+        if (!ct_backend_is_compiled(CT_CUDA)) {
+            printf("skipped: ctorch was built without the CUDA backend\n");
+        } else { /* the stand-in should have given one: a failure, not a skip */
+            fprintf(stderr, "--cuda: no CUDA device (%s)\n", ct_backend_unavailable_reason(CT_CUDA));
+            return 1;
+        }
+    }
     ct_clear_error();
-    if (device_count == 0)
+    if (device_count == 0 && !cuda_run)
         printf("skipped: no OpenCL or CUDA device here (the --fake run checks the harness on "
                "the fake two-device backend)\n");
     const struct CMUnitTest tests[] = {

@@ -1,0 +1,56 @@
+/* What the tests of ctorch's CUDA backend on the stand-in driver share: ctest points ctorch at the
+ * stand-ins (CTORCH_CUDA_DRIVER, CTORCH_CUDA_CUBLAS, see standin.cmake) and sets the stand-in's
+ * devices per test; these helpers require the backend and read the stand-in's call counts. */
+#ifndef CTORCH_STANDIN_TEST_H
+#define CTORCH_STANDIN_TEST_H
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "test_common.h"
+
+#include "standin.h"
+
+#define CUDA0 ((ct_device){CT_CUDA, 0})
+#define CUDA1 ((ct_device){CT_CUDA, 1})
+
+/* Skips (with the reason on stdout) where ctorch was built without the CUDA backend; fails where
+ * it was built with it and the stand-in gives fewer than `count` devices. */
+#ifdef CTORCH_HAVE_CUDA
+#define REQUIRE_CUDA_DEVICES(count)                                                              \
+    do {                                                                                         \
+        if (ct_device_count(CT_CUDA) < (count))                                                  \
+            fail_msg("the stand-in should give %d CUDA device(s), ctorch sees %d: %s", (count),  \
+                     ct_device_count(CT_CUDA), ct_backend_unavailable_reason(CT_CUDA));          \
+    } while (0)
+#else
+#define REQUIRE_CUDA_DEVICES(count)                                                              \
+    do {                                                                                         \
+        printf("skipped: ctorch was built without the CUDA backend (CTORCH_WITH_CUDA)\n");       \
+        skip();                                                                                  \
+    } while (0)
+#endif
+
+/* The stand-in driver's call counts (the library ctorch opened: the same file, so the same
+ * copy in this process). */
+static inline ctorch_standin_counts standin_counts(void)
+{
+    const char *path = getenv("CTORCH_CUDA_DRIVER");
+    if (!path || !path[0]) path = CTORCH_CUDA_STANDIN_DRIVER;
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) fail_msg("dlopen %s: %s", path, dlerror());
+    ctorch_standin_get_counts_fn get = (ctorch_standin_get_counts_fn)dlsym(library, "ctorch_standin_get_counts");
+    if (!get) fail_msg("%s has no ctorch_standin_get_counts", path);
+    ctorch_standin_counts counts;
+    get(&counts);
+    dlclose(library);
+    return counts;
+}
+
+/* The values of a float tensor of any device. */
+static inline void read_floats(const ct_tensor *t, float *out, size_t count)
+{
+    assert_int_equal(ct_tensor_to_array(t, out, count * sizeof *out), CT_OK);
+}
+
+#endif

@@ -1,0 +1,132 @@
+/* CUDA devices as ctorch shows them, on the stand-in driver: count, properties, free and total
+ * memory (from any thread: each makes the context current itself), an ordinal that does not
+ * exist, and CUDA_VISIBLE_DEVICES. ctest runs it in three environments, named by the argument:
+ *   (none)    1 stand-in device of 512 MiB
+ *   hidden    2 devices, CUDA_VISIBLE_DEVICES="" : CUDA unavailable, with the reason
+ *   visible   3 devices of 512, 256 and 128 MiB, CUDA_VISIBLE_DEVICES=2,0 : 2 devices, cuda:0
+ *             being physical device 2 (the logical numbering, as PyTorch's) */
+#include <pthread.h>
+
+#include "standin_test.h"
+
+static void test_count_properties_and_memory(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    assert_true(ct_is_available(CT_CUDA));
+    assert_int_equal(ct_device_count(CT_CUDA), 1);
+    ct_device_props props;
+    assert_int_equal(ct_get_device_properties(CUDA0, &props), CT_OK);
+    assert_string_equal(props.name, "ctorch stand-in GPU");
+    assert_string_equal(props.vendor, "NVIDIA");
+    assert_int_equal(props.total_memory, (size_t)512 << 20);
+    assert_int_equal(props.compute_units, 4);
+    assert_true(props.is_gpu);
+    assert_false(props.free_memory_is_estimate);
+    size_t free_before, total;
+    assert_int_equal(ct_mem_get_info(CUDA0, &free_before, &total), CT_OK);
+    assert_int_equal(total, (size_t)512 << 20);
+    assert_true(free_before <= total);
+    /* The driver's free memory: a tensor's block is gone from it. */
+    int64_t shape[1] = {4 << 20};
+    ct_tensor *t = ct_empty(shape, 1, CT_F32, CUDA0);
+    assert_non_null(t);
+    size_t free_after;
+    assert_int_equal(ct_mem_get_info(CUDA0, &free_after, &total), CT_OK);
+    assert_true(free_before - free_after >= (size_t)16 << 20);
+    ct_release(t);
+    ct_empty_cache(CUDA0);
+    assert_int_equal(ct_mem_get_info(CUDA0, &free_after, &total), CT_OK);
+    assert_int_equal(free_after, free_before);
+}
+
+static void *memory_info_on_a_new_thread(void *arg)
+{
+    size_t *sizes = arg;
+    ct_status status = ct_mem_get_info(CUDA0, &sizes[0], &sizes[1]);
+    return (void *)(intptr_t)status;
+}
+
+static void test_a_new_thread_reads_the_device_too(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    size_t sizes[2] = {0, 0};
+    pthread_t thread;
+    void *status;
+    pthread_create(&thread, NULL, memory_info_on_a_new_thread, sizes);
+    pthread_join(thread, &status);
+    assert_int_equal((ct_status)(intptr_t)status, CT_OK);
+    assert_int_equal(sizes[1], (size_t)512 << 20);
+}
+
+static void test_an_ordinal_that_does_not_exist_names_the_count(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    ct_device device;
+    assert_int_equal(ct_device_parse("cuda:3", &device), CT_ERR_DEVICE);
+    assert_error(CT_ERR_DEVICE, "device 'cuda:3' does not exist: there is 1 cuda device; use index 0");
+    int64_t shape[1] = {4};
+    assert_null(ct_empty(shape, 1, CT_F32, (ct_device){CT_CUDA, 3}));
+    assert_error(CT_ERR_DEVICE, "there is 1 cuda device");
+    assert_int_equal(ct_device_parse("cuda:0", &device), CT_OK);
+    assert_int_equal(device.type, CT_CUDA);
+    assert_int_equal(device.index, 0);
+}
+
+static void test_hidden_devices_leave_cuda_unavailable_with_the_reason(void **state)
+{
+    (void)state;
+#ifndef CTORCH_HAVE_CUDA
+    REQUIRE_CUDA_DEVICES(1);
+#endif
+    assert_true(ct_backend_is_compiled(CT_CUDA));
+    assert_false(ct_is_available(CT_CUDA));
+    assert_int_equal(ct_device_count(CT_CUDA), 0);
+    const char *reason = ct_backend_unavailable_reason(CT_CUDA);
+    if (!strstr(reason, "no CUDA device") || !strstr(reason, "CUDA_VISIBLE_DEVICES"))
+        fail_msg("reason '%s' should say there is no device and name CUDA_VISIBLE_DEVICES", reason);
+    ct_device device;
+    assert_int_equal(ct_device_parse("cuda:0", &device), CT_ERR_UNAVAILABLE);
+    assert_error(CT_ERR_UNAVAILABLE, "CUDA_VISIBLE_DEVICES");
+    ct_device best;
+    assert_int_equal(ct_best_device(&best), CT_OK);
+    assert_int_not_equal(best.type, CT_CUDA);
+}
+
+static void test_visible_devices_are_numbered_in_their_order(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(2);
+    assert_int_equal(ct_device_count(CT_CUDA), 2);
+    size_t free_bytes, total;
+    assert_int_equal(ct_mem_get_info(CUDA0, &free_bytes, &total), CT_OK);
+    assert_int_equal(total, (size_t)128 << 20); /* physical device 2 */
+    assert_int_equal(ct_mem_get_info(CUDA1, &free_bytes, &total), CT_OK);
+    assert_int_equal(total, (size_t)512 << 20); /* physical device 0 */
+    ct_device device;
+    assert_int_equal(ct_device_parse("cuda:2", &device), CT_ERR_DEVICE);
+    assert_error(CT_ERR_DEVICE, "there are 2 cuda devices");
+}
+
+int main(int argc, char **argv)
+{
+    const char *scenario = argc > 1 ? argv[1] : "";
+    if (strcmp(scenario, "hidden") == 0) {
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_hidden_devices_leave_cuda_unavailable_with_the_reason)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (strcmp(scenario, "visible") == 0) {
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_visible_devices_are_numbered_in_their_order)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_count_properties_and_memory),
+        cmocka_unit_test(test_a_new_thread_reads_the_device_too),
+        cmocka_unit_test(test_an_ordinal_that_does_not_exist_names_the_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

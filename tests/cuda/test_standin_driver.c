@@ -1,0 +1,544 @@
+/* The stand-in CUDA driver on its own: opened as ctorch opens it (dlopen, then every function of
+ * cuda_libraries.h's list by its symbol name) and called directly. Run by ctest with 2 stand-in
+ * devices; the runs with another environment give the scenario as the first argument:
+ *   (none)       2 devices of 512 MiB
+ *   no-device    CTORCH_CUDA_STANDIN_DEVICES=0: cuInit says CUDA_ERROR_NO_DEVICE
+ *   hidden       CUDA_VISIBLE_DEVICES="" (none visible): the same
+ *   visible      3 devices of 512, 256 and 128 MiB, CUDA_VISIBLE_DEVICES=2,0,x,1: devices 2 and 0
+ *                in that order (an entry that is no device ends the list) */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "test_common.h"
+
+#include "backend/cuda/cuda_libraries.h"
+#include "kernels/kernel_params.h"
+#include "standin.h"
+
+static ct_cuda_driver cu;
+static ctorch_standin_get_counts_fn get_counts;
+
+#define CHECK(call) assert_int_equal((call), CUDA_SUCCESS)
+
+static const char *driver_path(void)
+{
+    const char *path = getenv("CTORCH_CUDA_DRIVER");
+    return path && path[0] ? path : CTORCH_CUDA_STANDIN_DRIVER;
+}
+
+#define LOOK_UP(f)                                                                               \
+    cu.f = (__typeof__(cu.f))dlsym(library, CT_CUDA_SYMBOL(f));                                  \
+    if (!cu.f) fail_msg("the stand-in has no %s", CT_CUDA_SYMBOL(f));
+
+/* Every function of the contract, as ctorch looks them up. */
+static void open_driver(void)
+{
+    void *library = dlopen(driver_path(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) fail_msg("dlopen %s: %s", driver_path(), dlerror());
+    CT_CUDA_DRIVER_FUNCTIONS(LOOK_UP)
+    get_counts = (ctorch_standin_get_counts_fn)dlsym(library, "ctorch_standin_get_counts");
+    assert_non_null(get_counts);
+}
+
+static CUcontext ctx0, ctx1;
+
+static int setup(void **state)
+{
+    (void)state;
+    open_driver();
+    int version = 0;
+    CHECK(cu.cuDriverGetVersion(&version));
+    assert_int_equal(version, CUDA_VERSION);
+    int count = -1;
+    assert_int_equal(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+    assert_int_equal(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuInit(0));
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx0, 0));
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx1, 1));
+    return 0;
+}
+
+/* ---- devices ---- */
+
+static void test_devices_count_name_capability_memory(void **state)
+{
+    (void)state;
+    int count = 0;
+    CHECK(cu.cuDeviceGetCount(&count));
+    assert_int_equal(count, 2);
+    CUdevice dev;
+    CHECK(cu.cuDeviceGet(&dev, 1));
+    assert_int_equal(dev, 1);
+    assert_int_equal(cu.cuDeviceGet(&dev, 2), CUDA_ERROR_INVALID_DEVICE);
+    char name[64];
+    CHECK(cu.cuDeviceGetName(name, sizeof name, 0));
+    assert_string_equal(name, "ctorch stand-in GPU");
+    char short_name[6];
+    CHECK(cu.cuDeviceGetName(short_name, sizeof short_name, 0));
+    assert_string_equal(short_name, "ctorc");
+    int major = 0, minor = -1, sms = 0;
+    CHECK(cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+    CHECK(cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0));
+    CHECK(cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+    assert_int_equal(major, 8);
+    assert_int_equal(minor, 0);
+    assert_true(sms > 0);
+    assert_int_equal(cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 5),
+                     CUDA_ERROR_INVALID_DEVICE);
+    size_t total = 0;
+    CHECK(cu.cuDeviceTotalMem(&total, 1));
+    assert_int_equal(total, (size_t)512 << 20);
+    int can = -1;
+    CHECK(cu.cuDeviceCanAccessPeer(&can, 0, 1));
+    assert_int_equal(can, 1);
+    CHECK(cu.cuDeviceCanAccessPeer(&can, 0, 0));
+    assert_int_equal(can, 0);
+}
+
+static void test_error_names_and_texts_are_the_drivers(void **state)
+{
+    (void)state;
+    const char *name = NULL, *text = NULL;
+    CHECK(cu.cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &name));
+    CHECK(cu.cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text));
+    assert_string_equal(name, "CUDA_ERROR_OUT_OF_MEMORY");
+    assert_string_equal(text, "out of memory");
+    CHECK(cu.cuGetErrorName(CUDA_ERROR_INVALID_DEVICE, &name));
+    CHECK(cu.cuGetErrorString(CUDA_ERROR_INVALID_DEVICE, &text));
+    assert_string_equal(name, "CUDA_ERROR_INVALID_DEVICE");
+    assert_string_equal(text, "invalid device ordinal");
+    CHECK(cu.cuGetErrorName(CUDA_ERROR_INVALID_CONTEXT, &name));
+    assert_string_equal(name, "CUDA_ERROR_INVALID_CONTEXT");
+    CHECK(cu.cuGetErrorString(CUDA_ERROR_NO_DEVICE, &text));
+    assert_string_equal(text, "no CUDA-capable device is detected");
+    CHECK(cu.cuGetErrorName(CUDA_SUCCESS, &name));
+    assert_string_equal(name, "CUDA_SUCCESS");
+    assert_int_equal(cu.cuGetErrorName((CUresult)12345, &name), CUDA_ERROR_INVALID_VALUE);
+    assert_null(name);
+}
+
+/* ---- contexts ---- */
+
+static void *allocate_without_context(void *arg)
+{
+    CUdeviceptr *p = arg;
+    CUresult r = cu.cuMemAlloc(p, 64);
+    return (void *)(intptr_t)r;
+}
+
+static void *allocate_with_context(void *arg)
+{
+    CUdeviceptr *p = arg;
+    CUresult r = cu.cuCtxSetCurrent(ctx0);
+    if (r == CUDA_SUCCESS) r = cu.cuMemAlloc(p, 64);
+    if (r == CUDA_SUCCESS) r = cu.cuMemFree(*p);
+    return (void *)(intptr_t)r;
+}
+
+static void test_calls_need_the_context_current_on_each_thread(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(NULL));
+    CUcontext now = ctx0;
+    CHECK(cu.cuCtxGetCurrent(&now));
+    assert_null(now);
+    CUdeviceptr p = 0;
+    assert_int_equal(cu.cuMemAlloc(&p, 64), CUDA_ERROR_INVALID_CONTEXT);
+    size_t free_bytes, total;
+    assert_int_equal(cu.cuMemGetInfo(&free_bytes, &total), CUDA_ERROR_INVALID_CONTEXT);
+    CUstream s;
+    assert_int_equal(cu.cuStreamCreate(&s, 0), CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(cu.cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
+
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CHECK(cu.cuCtxGetCurrent(&now));
+    assert_ptr_equal(now, ctx0);
+    /* Another thread has no current context until it sets one. */
+    pthread_t thread;
+    void *result;
+    pthread_create(&thread, NULL, allocate_without_context, &p);
+    pthread_join(thread, &result);
+    assert_int_equal((CUresult)(intptr_t)result, CUDA_ERROR_INVALID_CONTEXT);
+    pthread_create(&thread, NULL, allocate_with_context, &p);
+    pthread_join(thread, &result);
+    assert_int_equal((CUresult)(intptr_t)result, CUDA_SUCCESS);
+    /* The primary context is one per device, counted. */
+    CUcontext again;
+    CHECK(cu.cuDevicePrimaryCtxRetain(&again, 0));
+    assert_ptr_equal(again, ctx0);
+    CHECK(cu.cuDevicePrimaryCtxRelease(0));
+}
+
+static void test_releasing_the_last_reference_destroys_the_context(void **state)
+{
+    (void)state;
+    CUcontext ctx;
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx, 1));
+    CHECK(cu.cuCtxSetCurrent(ctx));
+    CUdeviceptr p;
+    CHECK(cu.cuMemAlloc(&p, 1 << 20));
+    CHECK(cu.cuDevicePrimaryCtxRelease(1));
+    CHECK(cu.cuDevicePrimaryCtxRelease(1)); /* setup's reference: the last one */
+    assert_int_equal(cu.cuMemAlloc(&p, 64), CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(cu.cuDevicePrimaryCtxRelease(1), CUDA_ERROR_INVALID_CONTEXT);
+    assert_int_equal(cu.cuCtxSetCurrent(ctx), CUDA_ERROR_INVALID_CONTEXT);
+    /* Retained again: a fresh context, all its memory free. */
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx1, 1));
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    size_t free_bytes, total;
+    CHECK(cu.cuMemGetInfo(&free_bytes, &total));
+    assert_int_equal(free_bytes, total);
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+}
+
+/* ---- memory and copies ---- */
+
+static void test_memory_is_limited_and_device_pointers_are_not_host_pointers(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    size_t free_before, total;
+    CHECK(cu.cuMemGetInfo(&free_before, &total));
+    assert_int_equal(total, (size_t)512 << 20);
+    CUdeviceptr p;
+    assert_int_equal(cu.cuMemAlloc(&p, total + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(cu.cuMemAlloc(&p, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuMemAlloc(&p, 100 << 20));
+    size_t free_after;
+    CHECK(cu.cuMemGetInfo(&free_after, &total));
+    assert_int_equal(free_before - free_after, (size_t)100 << 20);
+    CUdeviceptr q;
+    assert_int_equal(cu.cuMemAlloc(&q, free_after + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    /* Not an address the host may read: the top bit is set. */
+    assert_true(p >> 63);
+    assert_int_equal(p % 256, 0);
+    CHECK(cu.cuMemFree(p));
+    assert_int_equal(cu.cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuMemGetInfo(&free_after, &total));
+    assert_int_equal(free_after, free_before);
+}
+
+static void test_copies_round_trip_and_are_checked_against_the_allocation(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    float in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = (float)i;
+    CUdeviceptr a, b;
+    CHECK(cu.cuMemAlloc(&a, sizeof in));
+    CHECK(cu.cuMemAlloc(&b, sizeof in));
+    CHECK(cu.cuMemcpyHtoD(a, in, sizeof in));
+    CHECK(cu.cuMemcpyDtoD(b + 16 * sizeof(float), a, 48 * sizeof(float)));
+    CHECK(cu.cuMemcpyDtoD(b, a + 48 * sizeof(float), 16 * sizeof(float)));
+    CHECK(cu.cuMemcpyDtoH(out, b, sizeof out));
+    for (int i = 0; i < 64; i++) assert_true(out[i] == (float)((i + 48) % 64));
+    /* Past the end, or a host pointer where device memory belongs: invalid. */
+    assert_int_equal(cu.cuMemcpyHtoD(a + 4, in, sizeof in), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cu.cuMemcpyDtoH(out, (CUdeviceptr)(uintptr_t)in, 4), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cu.cuMemcpyHtoD(a, (const void *)(uintptr_t)b, 4), CUDA_ERROR_INVALID_VALUE);
+    /* Between devices. */
+    CUdeviceptr c;
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    CHECK(cu.cuMemAlloc(&c, sizeof in));
+    CHECK(cu.cuMemcpyPeer(c, ctx1, a, ctx0, sizeof in));
+    memset(out, 0, sizeof out);
+    CHECK(cu.cuMemcpyDtoH(out, c, sizeof out));
+    assert_memory_equal(out, in, sizeof in);
+    assert_int_equal(cu.cuMemcpyPeer(c, ctx0, a, ctx0, sizeof in), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuMemFree(c));
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CHECK(cu.cuMemFree(a));
+    CHECK(cu.cuMemFree(b));
+}
+
+/* ---- streams, events and host functions ---- */
+
+/* A host function that holds its stream until the test opens the gate: what is queued behind it
+ * cannot have run, whatever the timing. */
+static atomic_int gate;
+static void hold_until_open(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&gate)) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void test_async_copies_from_pinned_memory_wait_for_their_stream(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    float *pinned_in, *pinned_out;
+    CHECK(cu.cuMemHostAlloc((void **)&pinned_in, 256 * sizeof(float), 0));
+    CHECK(cu.cuMemHostAlloc((void **)&pinned_out, 256 * sizeof(float), 0));
+    for (int i = 0; i < 256; i++) pinned_in[i] = (float)i, pinned_out[i] = -1.0f;
+    CUdeviceptr d;
+    CHECK(cu.cuMemAlloc(&d, 256 * sizeof(float)));
+    CUstream s;
+    CUevent done;
+    CHECK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cu.cuEventCreate(&done, CU_EVENT_DISABLE_TIMING));
+    CHECK(cu.cuEventQuery(done)); /* never recorded: complete */
+    atomic_store(&gate, 0);
+    CHECK(cu.cuLaunchHostFunc(s, hold_until_open, NULL));
+    CHECK(cu.cuMemcpyHtoDAsync(d, pinned_in, 256 * sizeof(float), s));
+    CHECK(cu.cuMemcpyDtoHAsync(pinned_out, d, 256 * sizeof(float), s));
+    CHECK(cu.cuEventRecord(done, s));
+    assert_int_equal(cu.cuEventQuery(done), CUDA_ERROR_NOT_READY);
+    assert_true(pinned_out[7] == -1.0f); /* queued, not run */
+    atomic_store(&gate, 1);
+    CHECK(cu.cuEventSynchronize(done));
+    CHECK(cu.cuEventQuery(done));
+    for (int i = 0; i < 256; i++) assert_true(pinned_out[i] == (float)i);
+    /* From pageable memory the source is staged at the call: changing it after is safe. */
+    float pageable[4] = {1, 2, 3, 4}, back[4];
+    atomic_store(&gate, 0);
+    CHECK(cu.cuLaunchHostFunc(s, hold_until_open, NULL));
+    CHECK(cu.cuMemcpyHtoDAsync(d, pageable, sizeof pageable, s));
+    pageable[0] = 100;
+    atomic_store(&gate, 1);
+    CHECK(cu.cuMemcpyDtoHAsync(back, d, sizeof back, s)); /* to pageable: returns when done */
+    assert_true(back[0] == 1.0f && back[3] == 4.0f);
+    CHECK(cu.cuStreamDestroy(s));
+    assert_int_equal(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+    CHECK(cu.cuEventDestroy(done));
+    CHECK(cu.cuMemFree(d));
+    CHECK(cu.cuMemFreeHost(pinned_in));
+    CHECK(cu.cuMemFreeHost(pinned_out));
+    assert_int_equal(cu.cuMemFreeHost(pinned_out), CUDA_ERROR_INVALID_VALUE);
+}
+
+/* The legacy NULL stream waits for blocking streams, not for non-blocking ones. */
+static void test_the_null_stream_is_the_legacy_default_stream(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CUstream blocking, non_blocking;
+    CUevent e;
+    CHECK(cu.cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    CHECK(cu.cuStreamCreate(&non_blocking, CU_STREAM_NON_BLOCKING));
+    CHECK(cu.cuEventCreate(&e, 0));
+
+    atomic_store(&gate, 0);
+    CHECK(cu.cuLaunchHostFunc(non_blocking, hold_until_open, NULL));
+    CHECK(cu.cuEventRecord(e, NULL));
+    CHECK(cu.cuEventSynchronize(e)); /* does not wait for the held non-blocking stream */
+    CHECK(cu.cuLaunchHostFunc(blocking, hold_until_open, NULL));
+    CHECK(cu.cuEventRecord(e, NULL));
+    struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL);
+    assert_int_equal(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY); /* waits for the blocking one */
+    atomic_store(&gate, 1);
+    CHECK(cu.cuEventSynchronize(e));
+    CHECK(cu.cuCtxSynchronize());
+    CHECK(cu.cuStreamDestroy(blocking));
+    CHECK(cu.cuStreamDestroy(non_blocking));
+    CHECK(cu.cuEventDestroy(e));
+}
+
+static void test_a_stream_waits_for_an_event_of_another_device(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CUstream s0, s1;
+    CUevent e0;
+    CHECK(cu.cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING));
+    CHECK(cu.cuEventCreate(&e0, CU_EVENT_DISABLE_TIMING));
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    CHECK(cu.cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    int *flag;
+    CHECK(cu.cuMemHostAlloc((void **)&flag, sizeof *flag, 0));
+    *flag = 0;
+    CUdeviceptr d1;
+    CHECK(cu.cuMemAlloc(&d1, sizeof *flag));
+    int one = 1;
+    CHECK(cu.cuMemcpyHtoD(d1, &one, sizeof one));
+
+    atomic_store(&gate, 0);
+    CHECK(cu.cuLaunchHostFunc(s0, hold_until_open, NULL));
+    assert_int_equal(cu.cuEventRecord(e0, s1), CUDA_ERROR_INVALID_HANDLE); /* other context */
+    CHECK(cu.cuEventRecord(e0, s0));
+    CHECK(cu.cuStreamWaitEvent(s1, e0, 0));
+    CHECK(cu.cuMemcpyDtoHAsync(flag, d1, sizeof *flag, s1));
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    assert_int_equal(*flag, 0);
+    atomic_store(&gate, 1);
+    CHECK(cu.cuStreamSynchronize(s1));
+    assert_int_equal(*flag, 1);
+    CHECK(cu.cuMemFree(d1));
+    CHECK(cu.cuMemFreeHost(flag));
+    CHECK(cu.cuStreamDestroy(s1));
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CHECK(cu.cuStreamDestroy(s0));
+    CHECK(cu.cuEventDestroy(e0));
+}
+
+static CUresult host_function_result;
+static void call_the_driver(void *arg)
+{
+    (void)arg;
+    CUdeviceptr p;
+    host_function_result = cu.cuMemAlloc(&p, 64);
+}
+
+static void test_host_functions_may_not_call_the_driver(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    host_function_result = CUDA_SUCCESS;
+    CHECK(cu.cuLaunchHostFunc(NULL, call_the_driver, NULL));
+    CHECK(cu.cuStreamSynchronize(NULL));
+    assert_int_equal(host_function_result, CUDA_ERROR_NOT_PERMITTED);
+}
+
+/* ---- modules and kernels ---- */
+
+/* The shape of NVRTC's output, with two of the kernels' entries (and one no C kernel has). */
+static const char ptx[] =
+    "//\n// Generated by NVIDIA NVVM Compiler\n//\n\n.version 9.0\n.target sm_80\n"
+    ".address_size 64\n\n"
+    "\t// .globl\tfill_f32\n"
+    ".visible .entry fill_f32(\n\t.param .u64 fill_f32_param_0,\n\t.param .u64 p1,\n"
+    "\t.param .u64 p2,\n\t.param .u64 p3,\n\t.param .align 8 .b8 p4[432]\n)\n{\n\tret;\n}\n"
+    ".visible .entry arange_f64(\n)\n{\n\tret;\n}\n"
+    ".visible .entry no_such_kernel(\n)\n{\n\tret;\n}\n";
+
+static CUresult launch_fill(CUfunction f, unsigned grid, unsigned block, CUdeviceptr out, long n,
+                            double value)
+{
+    CUdeviceptr none = 0;
+    ct_kparams p = {.n = n, .ndim = 1, .size = {n}, .s = {value}};
+    void *args[] = {&out, &none, &none, &none, &p};
+    return cu.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL);
+}
+
+static void test_modules_load_ptx_and_map_entries_to_the_c_kernels(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CUmodule m;
+    assert_int_equal(cu.cuModuleLoadData(&m, "this is not PTX"), CUDA_ERROR_INVALID_IMAGE);
+    char sm90[sizeof ptx];
+    memcpy(sm90, ptx, sizeof ptx);
+    memcpy(strstr(sm90, "sm_80"), "sm_90", 5);
+    assert_int_equal(cu.cuModuleLoadData(&m, sm90), CUDA_ERROR_INVALID_PTX);
+    CHECK(cu.cuModuleLoadData(&m, ptx));
+    CUfunction fill, again, other;
+    CHECK(cu.cuModuleGetFunction(&fill, m, "fill_f32"));
+    CHECK(cu.cuModuleGetFunction(&again, m, "fill_f32"));
+    assert_ptr_equal(fill, again);
+    CHECK(cu.cuModuleGetFunction(&other, m, "arange_f64"));
+    assert_int_equal(cu.cuModuleGetFunction(&other, m, "add_f32"), CUDA_ERROR_NOT_FOUND);
+    assert_int_equal(cu.cuModuleGetFunction(&other, m, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
+
+    /* A grid of 3 blocks of 128 covers 384 items: the kernel stops itself at n = 300. */
+    enum { n = 300, capacity = 400 };
+    CUdeviceptr out;
+    CHECK(cu.cuMemAlloc(&out, capacity * sizeof(float)));
+    CHECK(launch_fill(fill, 3, 128, out, n, 2.5));
+    float host[capacity];
+    CHECK(cu.cuMemcpyDtoH(host, out, sizeof host));
+    for (int i = 0; i < n; i++) assert_true(host[i] == 2.5f);
+    assert_true(host[n] != host[n]); /* untouched: fresh memory is NaN */
+    /* A grid that covers too few items computes too few, as on a GPU. */
+    CHECK(launch_fill(fill, 2, 128, out, n, 7.0));
+    CHECK(cu.cuMemcpyDtoH(host, out, sizeof host));
+    assert_true(host[255] == 7.0f);
+    assert_true(host[256] == 2.5f);
+    /* What a GPU refuses. */
+    assert_int_equal(launch_fill(fill, 1, 2048, out, n, 1.0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(launch_fill(fill, 0, 128, out, n, 1.0), CUDA_ERROR_INVALID_VALUE);
+    float on_the_host[4];
+    assert_int_equal(launch_fill(fill, 1, 4, (CUdeviceptr)(uintptr_t)on_the_host, 4, 1.0),
+                     CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    assert_int_equal(launch_fill(fill, 1, 4, out, 4, 1.0), CUDA_ERROR_INVALID_HANDLE);
+    CHECK(cu.cuCtxSetCurrent(NULL));
+    assert_int_equal(launch_fill(fill, 1, 4, out, 4, 1.0), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CHECK(cu.cuMemFree(out));
+    CHECK(cu.cuModuleUnload(m));
+    assert_int_equal(cu.cuModuleGetFunction(&other, m, "fill_f32"), CUDA_ERROR_INVALID_HANDLE);
+}
+
+static void test_the_calls_are_counted(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    ctorch_standin_counts before, after;
+    get_counts(&before);
+    CUdeviceptr p;
+    CHECK(cu.cuMemAlloc(&p, 64));
+    CHECK(cu.cuMemFree(p));
+    get_counts(&after);
+    assert_int_equal(after.mem_alloc, before.mem_alloc + 1);
+    assert_int_equal(after.mem_free, before.mem_free + 1);
+}
+
+/* ---- the other environments ---- */
+
+static void expect_no_device(void)
+{
+    open_driver();
+    assert_int_equal(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+    assert_int_equal(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+    int count = -1;
+    assert_int_equal(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+}
+
+static void test_no_device(void **state)
+{
+    (void)state;
+    expect_no_device();
+}
+
+static void test_visible_devices_in_their_order_until_an_unknown_entry(void **state)
+{
+    (void)state;
+    open_driver();
+    CHECK(cu.cuInit(0));
+    int count = 0;
+    CHECK(cu.cuDeviceGetCount(&count));
+    assert_int_equal(count, 2);
+    size_t total;
+    CHECK(cu.cuDeviceTotalMem(&total, 0));
+    assert_int_equal(total, (size_t)128 << 20); /* physical device 2 */
+    CHECK(cu.cuDeviceTotalMem(&total, 1));
+    assert_int_equal(total, (size_t)512 << 20); /* physical device 0 */
+    int bus0, bus1;
+    CHECK(cu.cuDeviceGetAttribute(&bus0, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0));
+    CHECK(cu.cuDeviceGetAttribute(&bus1, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1));
+    assert_int_equal(bus0 - bus1, 2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *scenario = argc > 1 ? argv[1] : "";
+    if (strcmp(scenario, "no-device") == 0 || strcmp(scenario, "hidden") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_no_device)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (strcmp(scenario, "visible") == 0) {
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_visible_devices_in_their_order_until_an_unknown_entry)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_devices_count_name_capability_memory),
+        cmocka_unit_test(test_error_names_and_texts_are_the_drivers),
+        cmocka_unit_test(test_calls_need_the_context_current_on_each_thread),
+        cmocka_unit_test(test_releasing_the_last_reference_destroys_the_context),
+        cmocka_unit_test(test_memory_is_limited_and_device_pointers_are_not_host_pointers),
+        cmocka_unit_test(test_copies_round_trip_and_are_checked_against_the_allocation),
+        cmocka_unit_test(test_async_copies_from_pinned_memory_wait_for_their_stream),
+        cmocka_unit_test(test_the_null_stream_is_the_legacy_default_stream),
+        cmocka_unit_test(test_a_stream_waits_for_an_event_of_another_device),
+        cmocka_unit_test(test_host_functions_may_not_call_the_driver),
+        cmocka_unit_test(test_modules_load_ptx_and_map_entries_to_the_c_kernels),
+        cmocka_unit_test(test_the_calls_are_counted),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
