@@ -44,6 +44,13 @@ static void cuda_tensors_go_through_nccl_only_where_there_is_a_device_and_nccl(v
     char reason[1024];
     bool usable = ct_dist_nccl_usable(reason, sizeof reason);
     print_message("ct_dist_backend_name(CT_CUDA) = %s; log: %s", name, log);
+    /* scripts/gpu-check: on a GPU machine, NCCL must be what carries CUDA tensors (unless this run
+     * points CTORCH_CUDA_NCCL at a file that is not there on purpose). */
+    const char *chosen = getenv("CTORCH_CUDA_NCCL");
+    if (getenv("CTORCH_TEST_EXPECT_NCCL") && !(chosen && access(chosen, F_OK) != 0)) {
+        if (!usable) fail_msg("CTORCH_TEST_EXPECT_NCCL is set, but CUDA tensors go through MPI: %s", reason);
+        assert_string_equal(name, "nccl");
+    }
     if (!ct_is_available(CT_CUDA)) {
         /* Here: no GPU, so MPI, and why. */
         assert_false(usable);
