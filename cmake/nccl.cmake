@@ -1,11 +1,10 @@
-# NCCL for CUDA tensors' collectives (src/distributed/nccl_*.c): built when MPI is on and the CUDA
-# toolkit's headers and nccl.h are found. Nothing is linked: libnccl is opened at run time, first
+# NCCL for CUDA tensors' collectives (src/distributed/nccl_*.c): built when MPI and the CUDA backend
+# are on (the CUDA toolkit's headers found) and nccl.h is found. Nothing is linked: libnccl is opened at run time, first
 # by name through the loader's path, then in the folder found here (CTORCH_NCCL_LIBDIR), so that
 # the same binary runs where there is no NCCL (CUDA tensors then go through MPI).
-option(CTORCH_WITH_NCCL "NCCL for CUDA tensors' collectives (needs MPI, the CUDA toolkit's headers and nccl.h)" ON)
+option(CTORCH_WITH_NCCL "NCCL for CUDA tensors' collectives (needs MPI, the CUDA backend and nccl.h)" ON)
 set(CTORCH_USE_NCCL OFF)
-if(CTORCH_WITH_NCCL AND CTORCH_USE_MPI)
-  find_package(CUDAToolkit QUIET)
+if(CTORCH_WITH_NCCL AND CTORCH_USE_MPI AND CTORCH_WITH_CUDA)
   if(CUDAToolkit_FOUND)
     find_path(CTORCH_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
     # The toolkit of CUDA 13 keeps NCCL in lib/, beside lib64/.
@@ -34,5 +33,5 @@ if(CTORCH_USE_NCCL)
   message(STATUS "ctorch: NCCL for CUDA tensors ON (nccl.h in ${CTORCH_NCCL_INCLUDE_DIR}; the library is "
                  "opened at run time, else from '${CTORCH_NCCL_LIBDIR}')")
 else()
-  message(STATUS "ctorch: NCCL for CUDA tensors OFF (needs MPI on, the CUDA toolkit's headers and nccl.h)")
+  message(STATUS "ctorch: NCCL for CUDA tensors OFF (needs MPI, the CUDA backend and nccl.h)")
 endif()

@@ -68,6 +68,9 @@ static void print_table(const device_row *rows, int count)
         if (ct_is_available(t))
             printf("  %-7s available, %d device%s\n", ct_device_type_name(t), ct_device_count(t),
                    ct_device_count(t) == 1 ? "" : "s");
+        else if (ct_backend_is_compiled(t)) /* built in, but no driver or no device here */
+            printf("  %-7s compiled in, unavailable: %s\n", ct_device_type_name(t),
+                   ct_backend_unavailable_reason(t));
         else
             printf("  %-7s unavailable: %s\n", ct_device_type_name(t), ct_backend_unavailable_reason(t));
     }

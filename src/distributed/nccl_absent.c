@@ -1,12 +1,12 @@
-/* Built instead of nccl_backend.c when NCCL is not (no CUDA toolkit headers or nccl.h at build
- * time, or CTORCH_WITH_NCCL=OFF): CUDA tensors' collectives go through MPI with host staging. */
+/* Built instead of nccl_backend.c when NCCL is not (no CUDA backend or no nccl.h at build time, or
+ * CTORCH_WITH_NCCL=OFF): CUDA tensors' collectives go through MPI with host staging. */
 #include <pthread.h>
 #include <stdio.h>
 
 #include "distributed/dist_internal.h"
 
-#define WITHOUT_NCCL "ctorch was built without NCCL (the CUDA toolkit's headers or nccl.h were not found, " \
-                     "or CTORCH_WITH_NCCL was OFF)"
+#define WITHOUT_NCCL "ctorch was built without NCCL (the CUDA backend or nccl.h was not there at build " \
+                     "time, or CTORCH_WITH_NCCL was OFF)"
 
 static pthread_once_t logged = PTHREAD_ONCE_INIT;
 

@@ -187,6 +187,7 @@ static ct_status nccl_prepare(ct_device device)
 {
     static const char *FN = "ct_dist (NCCL communicator)";
     if (communicator.comm) return CT_OK;
+    /* A failure here comes back as CT_ERR_UNAVAILABLE: the collective goes through MPI. */
     ct_dist_group *group = &ct_dist_group_state;
     char why[REASON_MAX] = "";
     /* Rank 0's unique id, and whether rank 0 could make it, to every rank. */
@@ -194,7 +195,7 @@ static ct_status nccl_prepare(ct_device device)
         int ok;
         ncclUniqueId id;
     } root = {0};
-    bool ready = ct_nccl_cuda_make_current(device.index, FN) == CT_OK;
+    bool ready = ct_nccl_cuda_make_current(device.index) == CT_OK;
     if (!ready) snprintf(why, sizeof why, "%s", ct_last_error_message());
     if (group->rank == 0 && ready) {
         ncclResult_t result = library.fn.ncclGetUniqueId(&root.id);
@@ -239,7 +240,7 @@ static ct_status nccl_prepare(ct_device device)
 void ct_dist_nccl_finalize(void)
 {
     if (!communicator.comm) return;
-    ct_nccl_cuda_make_current(communicator.device, "ct_dist_finalize");
+    ct_nccl_cuda_make_current(communicator.device);
     library.fn.ncclCommDestroy(communicator.comm);
     communicator.comm = NULL;
 }
@@ -271,9 +272,9 @@ static ncclRedOp_t op_of(ct_reduce_op op, ct_dtype dtype)
 }
 
 /* The device made current and the stream to queue on. */
-static ct_status begin(const char *function, CUstream *stream)
+static ct_status begin(CUstream *stream)
 {
-    ct_status status = ct_nccl_cuda_make_current(communicator.device, function);
+    ct_status status = ct_nccl_cuda_make_current(communicator.device);
     *stream = ct_nccl_cuda_stream(communicator.device);
     return status;
 }
@@ -292,7 +293,7 @@ static ct_status nccl_all_reduce(void *data, int64_t count, ct_dtype dtype, ct_r
 {
     static const char *FN = "ct_dist_all_reduce";
     CUstream stream;
-    ct_status status = begin(FN, &stream);
+    ct_status status = begin(&stream);
     if (status != CT_OK) return status;
     return finish(FN, "ncclAllReduce", library.fn.ncclAllReduce(data, data, (size_t)count, type_of(dtype),
                                                                 op_of(op, dtype), communicator.comm, stream));
@@ -302,7 +303,7 @@ static ct_status nccl_broadcast(void *data, int64_t count, ct_dtype dtype, int r
 {
     static const char *FN = "ct_dist_broadcast";
     CUstream stream;
-    ct_status status = begin(FN, &stream);
+    ct_status status = begin(&stream);
     if (status != CT_OK) return status;
     return finish(FN, "ncclBroadcast", library.fn.ncclBroadcast(data, data, (size_t)count, type_of(dtype), root,
                                                                 communicator.comm, stream));
@@ -312,7 +313,7 @@ static ct_status nccl_all_gather(const void *send, void *recv, int64_t count, ct
 {
     static const char *FN = "ct_dist_all_gather";
     CUstream stream;
-    ct_status status = begin(FN, &stream);
+    ct_status status = begin(&stream);
     if (status != CT_OK) return status;
     /* In place, as NCCL defines it: this rank's block of recv is the send buffer. */
     if (send == CT_DIST_IN_PLACE)
@@ -328,7 +329,7 @@ static ct_status nccl_reduce_scatter(const void *send, void *recv, int64_t count
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the NCCL backend takes separate send and receive "
                         "buffers", FN);
     CUstream stream;
-    ct_status status = begin(FN, &stream);
+    ct_status status = begin(&stream);
     if (status != CT_OK) return status;
     return finish(FN, "ncclReduceScatter",
                   library.fn.ncclReduceScatter(send, recv, (size_t)count, type_of(dtype), op_of(op, dtype),

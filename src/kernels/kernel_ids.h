@@ -48,5 +48,8 @@ typedef enum ct_kernel_id {
 
 /* "fill_f32": the name the kernel has in its source. */
 const char *ct_kernel_name(ct_kernel_id id);
+/* "fill": the family (src/kernels/<family>.ct) that defines the kernel; NULL for no kernel. A
+ * backend that compiles families at run time builds this one for the kernel's first launch. */
+const char *ct_kernel_family(ct_kernel_id id);
 
 #endif

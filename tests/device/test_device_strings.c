@@ -68,6 +68,19 @@ static void a_backend_not_compiled_in_says_so(void **state)
 {
     (void)state;
     ct_device d;
+    if (ct_backend_is_compiled(CT_CUDA)) {
+        /* built with CUDA: on a machine without a driver or a GPU, unavailable with the reason
+         * (the reasons themselves: tests/backend/test_cuda_unavailable.c) */
+        if (ct_is_available(CT_CUDA)) skip();
+        assert_int_equal(ct_device_parse("cuda:0", &d), CT_ERR_UNAVAILABLE);
+        assert_error(CT_ERR_UNAVAILABLE, "device 'cuda:0': the cuda backend has no usable device: ");
+        assert_int_equal(ct_device_count(CT_CUDA), 0);
+        assert_true(strlen(ct_backend_unavailable_reason(CT_CUDA)) > 0);
+        int64_t shape[1] = {4};
+        assert_null(ct_zeros(shape, 1, CT_F32, (ct_device){CT_CUDA, 0}));
+        assert_error(CT_ERR_UNAVAILABLE, "cuda");
+        return;
+    }
     assert_int_equal(ct_device_parse("cuda:0", &d), CT_ERR_NOT_COMPILED);
     assert_error(CT_ERR_NOT_COMPILED, "ctorch was built without cuda support");
     assert_false(ct_backend_is_compiled(CT_CUDA));

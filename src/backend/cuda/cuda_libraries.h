@@ -70,4 +70,23 @@ typedef struct ct_cuda_cublas {
 #define CT_CUDA_SYMBOL_(f) #f
 #define CT_CUDA_SYMBOL(f) CT_CUDA_SYMBOL_(f)
 
+/* The tables, each opened once (the first call opens the library and looks up every function of
+ * its list; later calls return the same answer). NULL when the library cannot be opened or lacks
+ * a function, with the reason in `reason`: "CUDA driver library not found (libcuda.so.1: cannot
+ * open shared object file: No such file or directory)". */
+const ct_cuda_driver *ct_cuda_driver_library(char *reason, size_t reason_size);
+const ct_cuda_nvrtc *ct_cuda_nvrtc_library(char *reason, size_t reason_size);
+const ct_cuda_cublas *ct_cuda_cublas_library(char *reason, size_t reason_size);
+
+/* What the tables above are opened with, for other libraries of the toolkit (NCCL): dlopen of
+ * the file `variable` names when it is set, else of each of `names` (a NULL-terminated list)
+ * through the loader's search path, then in the toolkit's library folder when `toolkit_fallback`.
+ * NULL with "<what> not found (<dlerror>)" in reason. The handle is never closed. */
+void *ct_cuda_open_library(const char *what, const char *variable, const char *const names[],
+                           bool toolkit_fallback, char *reason, size_t reason_size);
+/* dlsym of one function into *slot (a member of a table, as void *: POSIX's idiom for function
+ * pointers); false with "<library> has no function <symbol> (<dlerror>)" in reason. */
+bool ct_cuda_find_function(void *library, const char *library_name, const char *symbol,
+                           void **slot, char *reason, size_t reason_size);
+
 #endif

@@ -1,0 +1,31 @@
+/* The CUDA backend's entry in the backend table (see backend_interface.h). */
+#include "backend/cuda/cuda_internal.h"
+
+const ct_backend ct_cuda_backend = {
+    .type = CT_CUDA,
+    .init = ct_cuda_init,
+    .device_count = ct_cuda_get_device_count,
+    .get_properties = ct_cuda_get_properties,
+    .mem_get_info = ct_cuda_mem_get_info,
+    .raw_alloc = ct_cuda_raw_alloc,
+    .raw_free = ct_cuda_raw_free,
+    .copy_host_to_device = ct_cuda_copy_host_to_device,
+    .copy_device_to_host = ct_cuda_copy_device_to_host,
+    .copy_device_to_device = ct_cuda_copy_device_to_device,
+    .copy_peer = ct_cuda_copy_peer,
+    .copy_host_to_device_async = ct_cuda_copy_host_to_device_async,
+    .copy_device_to_host_async = ct_cuda_copy_device_to_host_async,
+    .pinned_alloc = ct_cuda_pinned_alloc,
+    .pinned_free = ct_cuda_pinned_free,
+    .launch = ct_cuda_launch,
+    .gemm = ct_cuda_gemm,
+    .synchronize = ct_cuda_synchronize,
+    .stream_create = ct_cuda_stream_create,
+    .stream_destroy = ct_cuda_stream_destroy,
+    .stream_synchronize = ct_cuda_stream_synchronize,
+    .event_create = ct_cuda_event_create,
+    .event_destroy = ct_cuda_event_destroy,
+    .event_record = ct_cuda_event_record,
+    .stream_wait_event = ct_cuda_stream_wait_event,
+    .event_synchronize = ct_cuda_event_synchronize,
+};

@@ -1,0 +1,253 @@
+/* The per-device module cache: a kernel family (prelude + family source, the same text OpenCL
+ * builds and the CPU includes) is compiled by NVRTC to PTX for the device's compute capability
+ * the first time one of its kernels runs there, loaded as a module, and its CUfunctions are kept
+ * per kernel id. The PTX also goes to the disk cache (cuda_kernel_cache.c), so a later process
+ * skips NVRTC. A compile error reports the family, the device and the first lines of NVRTC's log.
+ *
+ * Options: --gpu-architecture=compute_XY gives PTX, which the driver turns into the device's code
+ * when the module loads (and keeps in its own cache). NVRTC has no "warnings as errors" switch:
+ * here warnings are logged; the test suite fails on any (tests/kernels). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_kernel_cache.h"
+#include "core/core_internal.h"
+#include "kernels/kernel_sources.h"
+
+#define CT_CUDA_LOG_LINES 4
+
+/* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
+static char *replacement_sources[CT_CUDA_MAX_FAMILIES];
+static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int family_index(const char *name)
+{
+    for (int f = 0; name && f < ct_kernel_family_count && f < CT_CUDA_MAX_FAMILIES; f++)
+        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
+    return -1;
+}
+
+/* The first lines of a compile log, joined by " | ", into buf. */
+static void first_log_lines(const char *log, char *buf, size_t size)
+{
+    size_t used = 0;
+    int lines = 0;
+    buf[0] = '\0';
+    while (*log && lines < CT_CUDA_LOG_LINES && used + 1 < size) {
+        size_t length = strcspn(log, "\n");
+        if (length > 0) {
+            int written = snprintf(buf + used, size - used, "%s%.*s", lines ? " | " : "",
+                                   (int)length, log);
+            used += written > 0 ? (size_t)written : 0;
+            lines++;
+        }
+        log += length;
+        if (*log == '\n') log++;
+    }
+    if (lines == 0) snprintf(buf, size, "(the compile log is empty)");
+}
+
+/* The program text of a family: the prelude, then the family's (or its replacement's) source. */
+static char *program_text(int family)
+{
+    pthread_mutex_lock(&replacement_lock);
+    const char *source = replacement_sources[family] ? replacement_sources[family]
+                                                     : ct_kernel_family_sources[family];
+    size_t size = strlen(ct_kernel_source_prelude) + strlen(source) + 2;
+    char *text = malloc(size);
+    if (text) snprintf(text, size, "%s\n%s", ct_kernel_source_prelude, source);
+    pthread_mutex_unlock(&replacement_lock);
+    return text;
+}
+
+/* The compile log of program (malloc'ed; NULL when there is none). */
+static char *compile_log(const ct_cuda_nvrtc *nvrtc, nvrtcProgram program)
+{
+    size_t size = 0;
+    if (nvrtc->nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return NULL;
+    char *log = malloc(size + 1);
+    if (log && nvrtc->nvrtcGetProgramLog(program, log) != NVRTC_SUCCESS) {
+        free(log);
+        return NULL;
+    }
+    if (log) log[size] = '\0';
+    return log;
+}
+
+/* Compiles text with NVRTC; the PTX (malloc'ed) into *ptx. */
+static ct_status compile(int index, int family, const ct_cuda_nvrtc *nvrtc, const char *text,
+                         const char *const options[], int option_count, char **ptx)
+{
+    const ct_cuda_device *device = &ct_cuda_devices[index];
+    const char *name = ct_kernel_family_names[family];
+    nvrtcProgram program;
+    nvrtcResult result = nvrtc->nvrtcCreateProgram(&program, text, name, 0, NULL, NULL);
+    if (result != NVRTC_SUCCESS)
+        return ct_error(CT_ERR_BACKEND, "cuda:%d: nvrtcCreateProgram for kernel family '%s' failed: "
+                        "%s", index, name, nvrtc->nvrtcGetErrorString(result));
+    result = nvrtc->nvrtcCompileProgram(program, option_count, options);
+    char *log = compile_log(nvrtc, program);
+    ct_status status = CT_OK;
+    if (result != NVRTC_SUCCESS) {
+        char lines[600];
+        first_log_lines(log ? log : "", lines, sizeof lines);
+        if (log) ct_log_message(CT_LOG_DEBUG, "cuda:%d: NVRTC's log of kernel family '%s':\n%s",
+                                index, name, log);
+        status = ct_error(CT_ERR_BACKEND, "cuda:%d (%s): the kernel family '%s' does not compile "
+                          "for %s (%s): %s", index, device->name, name, options[0],
+                          nvrtc->nvrtcGetErrorString(result), lines);
+    } else if (log && strstr(log, "warning")) {
+        ct_log_message(CT_LOG_WARN, "cuda:%d: NVRTC warns about kernel family '%s':\n%s", index,
+                       name, log);
+    }
+    free(log);
+    size_t size = 0;
+    if (status == CT_OK && (result = nvrtc->nvrtcGetPTXSize(program, &size)) == NVRTC_SUCCESS) {
+        *ptx = malloc(size + 1);
+        if (!*ptx)
+            status = ct_error(CT_ERR_OUT_OF_MEMORY, "cuda:%d: no host memory for PTX", index);
+        else if ((result = nvrtc->nvrtcGetPTX(program, *ptx)) == NVRTC_SUCCESS)
+            (*ptx)[size] = '\0';
+    }
+    if (status == CT_OK && result != NVRTC_SUCCESS) {
+        free(*ptx);
+        *ptx = NULL;
+        status = ct_error(CT_ERR_BACKEND, "cuda:%d: reading the PTX of kernel family '%s' failed: "
+                          "%s", index, name, nvrtc->nvrtcGetErrorString(result));
+    }
+    nvrtc->nvrtcDestroyProgram(&program);
+    return status;
+}
+
+/* Loads PTX as a module on the current context. */
+static CUresult load_module(const char *ptx, CUmodule *module)
+{
+    return ct_cu->cuModuleLoadData(module, ptx);
+}
+
+/* Builds a family's module for a device: PTX from the disk cache, else from NVRTC. The caller
+ * holds the device's kernels lock; the device's context is current. */
+static ct_status build_module(int index, int family, CUmodule *module)
+{
+    const ct_cuda_device *device = &ct_cuda_devices[index];
+    char reason[512];
+    const ct_cuda_nvrtc *nvrtc = ct_cuda_nvrtc_library(reason, sizeof reason);
+    if (!nvrtc)
+        return ct_error(CT_ERR_BACKEND, "cuda:%d: the kernels cannot be compiled: %s", index, reason);
+    int major = 0, minor = 0;
+    nvrtc->nvrtcVersion(&major, &minor);
+    char architecture[48], version[32];
+    snprintf(architecture, sizeof architecture, "--gpu-architecture=compute_%d%d",
+             device->capability_major, device->capability_minor);
+    snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
+    const char *options[] = {architecture, "-default-device"};
+    char *text = program_text(family);
+    if (!text) return ct_error(CT_ERR_OUT_OF_MEMORY, "cuda:%d: no host memory for kernel source", index);
+    const char *key_parts[] = {text, options[0], options[1], version};
+    char key[CT_CUDA_CACHE_KEY_SIZE];
+    ct_cuda_cache_key(key_parts, (int)CT_ARRAY_LEN(key_parts), key);
+
+    char *ptx = ct_cuda_cache_read(key);
+    CUresult result = CUDA_ERROR_INVALID_PTX;
+    if (ptx && (result = load_module(ptx, module)) != CUDA_SUCCESS) {
+        ct_log_message(CT_LOG_INFO, "cuda:%d: the driver refused cached PTX of '%s': compiling again",
+                       index, ct_kernel_family_names[family]);
+        ct_cuda_cache_discard(key);
+    }
+    ct_status status = CT_OK;
+    if (result != CUDA_SUCCESS) {
+        free(ptx);
+        ptx = NULL;
+        status = compile(index, family, nvrtc, text, options, (int)CT_ARRAY_LEN(options), &ptx);
+        if (status == CT_OK) result = load_module(ptx, module);
+        if (status == CT_OK && result == CUDA_SUCCESS) ct_cuda_cache_write(key, ptx);
+    }
+    free(ptx);
+    free(text);
+    if (status != CT_OK || result == CUDA_SUCCESS) return status;
+    char what[160];
+    snprintf(what, sizeof what, "cuModuleLoadData (kernel family '%s', PTX of %s%s)",
+             ct_kernel_family_names[family], version,
+             result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ? ", newer than this driver: update the driver" : "");
+    return ct_cuda_fail(index, what, result);
+}
+
+ct_status ct_cuda_function(int index, int kernel, CUfunction *out)
+{
+    if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT)
+        return ct_error(CT_ERR_INTERNAL, "cuda: no kernel with id %d", kernel);
+    ct_cuda_device *device = &ct_cuda_devices[index];
+    *out = atomic_load_explicit(&device->functions[kernel], memory_order_acquire);
+    if (*out) return CT_OK;
+    int family = family_index(ct_kernel_family((ct_kernel_id)kernel));
+    if (family < 0)
+        return ct_error(CT_ERR_INTERNAL, "cuda: kernel '%s' belongs to no kernel family",
+                        ct_kernel_name((ct_kernel_id)kernel));
+    pthread_mutex_lock(&device->kernels_lock);
+    ct_status status = CT_OK;
+    if (!device->modules[family]) status = build_module(index, family, &device->modules[family]);
+    CUfunction function = NULL;
+    if (status == CT_OK) {
+        CUresult result = ct_cu->cuModuleGetFunction(&function, device->modules[family],
+                                                     ct_kernel_name((ct_kernel_id)kernel));
+        if (result == CUDA_SUCCESS) {
+            atomic_store_explicit(&device->functions[kernel], function, memory_order_release);
+        } else {
+            char what[160];
+            snprintf(what, sizeof what, "cuModuleGetFunction(%s)", ct_kernel_name((ct_kernel_id)kernel));
+            status = ct_cuda_fail(index, what, result);
+        }
+    }
+    pthread_mutex_unlock(&device->kernels_lock);
+    *out = function;
+    return status;
+}
+
+ct_status ct_cuda_prepare_kernel(int index, int kernel)
+{
+    if (index < 0 || index >= ct_cuda_device_count)
+        return ct_error(CT_ERR_DEVICE, "cuda:%d does not exist (%d CUDA devices)", index,
+                        ct_cuda_device_count);
+    ct_status status = ct_cuda_enter(index);
+    CUfunction unused;
+    return status == CT_OK ? ct_cuda_function(index, kernel, &unused) : status;
+}
+
+/* Unloads the module of a family on every device, and forgets its functions. */
+static void drop_family(int family)
+{
+    for (int i = 0; i < ct_cuda_device_count; i++) {
+        ct_cuda_device *device = &ct_cuda_devices[i];
+        pthread_mutex_lock(&device->kernels_lock);
+        for (int id = 1; id < CT_KERNEL_COUNT; id++)
+            if (family_index(ct_kernel_family((ct_kernel_id)id)) == family)
+                atomic_store(&device->functions[id], NULL);
+        if (device->modules[family] && ct_cuda_enter(i) == CT_OK) {
+            ct_cu->cuCtxSynchronize(); /* no launch of its kernels may still be queued */
+            ct_cu->cuModuleUnload(device->modules[family]);
+        }
+        device->modules[family] = NULL;
+        pthread_mutex_unlock(&device->kernels_lock);
+    }
+}
+
+ct_status ct_cuda_replace_family_source_for_testing(const char *family, const char *source)
+{
+    int f = family_index(family);
+    if (f < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_cuda_replace_family_source_for_testing: '%s' "
+                        "is not a kernel family", family ? family : "(null)");
+    char *copy = NULL;
+    if (source && !(copy = strdup(source)))
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_cuda_replace_family_source_for_testing: no "
+                        "memory for the source");
+    pthread_mutex_lock(&replacement_lock);
+    free(replacement_sources[f]);
+    replacement_sources[f] = copy;
+    pthread_mutex_unlock(&replacement_lock);
+    drop_family(f);
+    return CT_OK;
+}
