@@ -2,7 +2,7 @@
  * dtype, shape, and whether they could take part at all), so that a mismatch is an error on every
  * rank instead of a hang or a reduction of garbage.
  *
- * The common case costs one MPI_Allreduce of 2 x 14 int64: each field and its negation, reduced
+ * The common case costs one MPI_Allreduce of 2 x 14 + 2 int64: each field and its negation, reduced
  * by MPI_MAX, give the largest and the smallest value of every field at once; they agree when
  * the two are equal. Only when something differs do the ranks all-gather their descriptors (and
  * the error messages of ranks that failed), to name exactly what differs. */
@@ -130,18 +130,32 @@ static ct_status explain(const ct_dist_group *group, const int64_t *mine, ct_sta
     return status;
 }
 
-ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *d)
+ct_status ct_dist_agree_direct(ct_dist_group *group, const ct_dist_descriptor *d, bool *all_direct,
+                               bool *any_direct)
 {
-    int64_t mine[FIELDS], extremes[2 * FIELDS];
+    /* The fields and their negations, then whether this rank goes direct and its negation: the
+     * maximum of the one says whether any rank does, of the other whether all do. */
+    int64_t mine[FIELDS], extremes[2 * FIELDS + 2];
     pack(d, mine);
     for (int i = 0; i < FIELDS; i++) {
         extremes[i] = mine[i];
         extremes[FIELDS + i] = -mine[i];
     }
-    int code = MPI_Allreduce(MPI_IN_PLACE, extremes, 2 * FIELDS, MPI_INT64_T, MPI_MAX, group->comm);
+    extremes[2 * FIELDS] = d->direct;
+    extremes[2 * FIELDS + 1] = -(int64_t)d->direct;
+    *all_direct = *any_direct = false;
+    int code = MPI_Allreduce(MPI_IN_PLACE, extremes, 2 * FIELDS + 2, MPI_INT64_T, MPI_MAX, group->comm);
     if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_agree", "MPI_Allreduce", code);
+    *any_direct = extremes[2 * FIELDS] == 1;
+    *all_direct = extremes[2 * FIELDS + 1] == -1;
     bool agree = true;
     for (int i = 0; i < FIELDS; i++) agree = agree && extremes[i] == -extremes[FIELDS + i];
     if (agree && extremes[F_STATUS] == CT_OK) return CT_OK;
     return explain(group, mine, d->status);
+}
+
+ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *d)
+{
+    bool all_direct, any_direct;
+    return ct_dist_agree_direct(group, d, &all_direct, &any_direct);
 }

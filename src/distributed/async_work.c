@@ -2,7 +2,8 @@
  * thread per process runs in order, each as the blocking collective it stands for, while the
  * caller goes on (PyTorch's ProcessGroupMPI works the same way). MPI itself only ever sees host
  * buffers from this thread: a device tensor is copied into pinned memory by the caller when the
- * work starts, and back by the caller when it waits, each on the caller's own stream. */
+ * work starts, and back by the caller when it waits, each on the caller's own stream. A CUDA
+ * tensor that NCCL can take is not queued here: its collective is queued on its stream instead. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -126,6 +127,17 @@ ct_dist_work *ct_dist_all_reduce_async(ct_tensor *t, ct_reduce_op op)
     work->tensor = t;
     atomic_fetch_add(&t->refcount, 1);
     work->host = t;
+    /* A tensor a device backend (NCCL) can take: the collective only queues work on the tensor's
+     * stream there, so it runs now, in this thread, on the caller's current stream (after the
+     * started ones: it waits for them first), and the work is complete on return as far as the
+     * host is concerned. Should the ranks not all agree on NCCL, it goes through MPI here, in
+     * this thread, blocking. */
+    if (ct_numel(t) > 0 && ct_dist_backend_for(t->storage->device.type)->device_memory) {
+        ct_api_return(NULL);
+        run_work(work);
+        work->done = true;
+        return work;
+    }
     if (ct_numel(t) > 0 && !ct_dist_host_data(t)) {
         work->host = ct_tensor_alloc_pinned(FN, t->dtype, t->shape, t->ndim);
         if (!work->host || ct_copy_(work->host, t) != CT_OK) {

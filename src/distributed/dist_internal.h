@@ -23,12 +23,14 @@ const char *ct_dist_kind_function(ct_dist_kind kind); /* "ct_dist_all_reduce", .
 
 /* ---- backends ----
  * A backend moves the bytes of one collective between the ranks. The front end (collectives.c)
- * checks arguments, makes every rank agree, stages tensors into host memory when they are not
- * contiguous CPU tensors, and calls the backend of the tensors' device type with contiguous
- * buffers; a backend's ops are its own (MPI computes AVG as a sum and a division). MPI carries
- * every device type today. NCCL slots in at ct_dist_backend_for for CUDA tensors: a backend that
- * takes device memory, for which the front end hands over the device buffers instead of
- * staging them. */
+ * checks arguments, makes every rank agree on what is being done, and calls a backend with
+ * contiguous buffers; a backend's ops are its own (MPI computes AVG as a sum and a division).
+ * MPI carries every device type through host memory: the front end hands it the tensors' own
+ * memory when they are contiguous CPU tensors and a pinned staging buffer otherwise. A backend
+ * with device_memory (NCCL, for CUDA tensors: nccl_backend.c) takes the tensors' device buffers
+ * instead, without staging, on the tensors' current stream. Which one runs a collective is agreed
+ * by every rank: the device backend only when every rank's tensors can take it (else MPI with
+ * staging, on every rank; see ct_dist_agree_direct). */
 /* "In place" as a send buffer (MPI_IN_PLACE's role). */
 #define CT_DIST_IN_PLACE NULL
 
@@ -43,14 +45,47 @@ typedef struct ct_dist_backend {
      * holds its contribution. */
     ct_status (*all_gather)(const void *send, void *recv, int64_t count, ct_dtype dtype);
     /* send holds world * count elements and recv count; send NULL (in place): recv holds the
-     * world * count input and the result goes into its first count elements. */
+     * world * count input and the result goes into its first count elements. A device backend
+     * is never given send NULL: its send and recv do not overlap. */
     ct_status (*reduce_scatter)(const void *send, void *recv, int64_t count, ct_dtype dtype,
                                 ct_reduce_op op);
+    /* ---- device backends only (NULL for MPI) ---- */
+    bool device_memory;
+    /* Can this rank hand the backend tensors of device now (its library and device are there,
+     * and its communicator, when made, is on that device)? Local: decides what this rank asks
+     * for in the agreement. */
+    bool (*accepts)(ct_device device);
+    /* Makes the communicator on device if there is none. Collective, called by every rank at once
+     * when all agreed on this backend; every rank gets the same status (CT_ERR_UNAVAILABLE: it
+     * could not be made, the ranks go through MPI, and accepts() says no from then on). */
+    ct_status (*prepare)(ct_device device);
+    /* The device address of t's first element (t contiguous, on a device it accepts). */
+    void *(*data_of)(const ct_tensor *t);
 } ct_dist_backend;
 
-/* The backend that carries tensors of a device type (the dispatch point). */
+/* The backend that carries tensors of a device type (the dispatch point): NCCL for CUDA tensors
+ * when it is built in and usable here, MPI otherwise. */
 const ct_dist_backend *ct_dist_backend_for(ct_device_type type);
 extern const ct_dist_backend ct_dist_mpi_backend;
+/* Tests only: makes backend carry type's tensors (NULL: back to the usual choice), so that the
+ * device path can be tested where there is no NCCL: a device backend over a stand-in device. */
+void ct_dist_backend_install_for_testing(ct_device_type type, const ct_dist_backend *backend);
+
+/* ---- NCCL (nccl_backend.c; built with CTORCH_HAVE_NCCL) ---- */
+#ifdef CTORCH_HAVE_NCCL
+extern const ct_dist_backend ct_dist_nccl_backend;
+#endif
+/* Can CUDA tensors go through NCCL on this rank? Decided once (the CUDA backend is available and
+ * the NCCL library opens), logged with the reason when not; false once a communicator could not
+ * be made. reason (may be NULL) gets why not, or "". Without NCCL built in: false, and says so. */
+bool ct_dist_nccl_usable(char *reason, size_t reason_size);
+/* Opens the NCCL library as the run time does (CTORCH_CUDA_NCCL, else libnccl.so.2, libnccl.so,
+ * else the toolkit's folder the build found) and reads its version (NCCL_VERSION_CODE form, e.g.
+ * 22809 for 2.28.9): false with the reason when it cannot. Opened once; later calls give the
+ * first answer. For the tests, which can open NCCL where no GPU is. */
+bool ct_dist_nccl_library_load(int *version, char *reason, size_t reason_size);
+/* Destroys the communicator (ct_dist_finalize). */
+void ct_dist_nccl_finalize(void);
 
 /* ---- the process group ---- */
 typedef struct ct_dist_group {
@@ -101,6 +136,8 @@ typedef struct ct_dist_descriptor {
     int ndim;  /* -1 when there is no tensor */
     int64_t shape[CT_MAX_DIMS];
     ct_status status;
+    /* Not compared: this rank's tensors could go to its device backend without staging. */
+    bool direct;
 } ct_dist_descriptor;
 
 /* A descriptor of a collective on tensor t (NULL allowed: ndim -1). */
@@ -108,6 +145,10 @@ ct_dist_descriptor ct_dist_describe(ct_dist_kind kind, int op, int root, const c
 /* Compares the descriptors of all ranks. CT_OK when they all agree and none failed; otherwise
  * the error, recorded on every rank (the failing rank keeps its own). Every rank must call it. */
 ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *mine);
+/* ct_dist_agree that also tells, in the same reduction, whether every rank (*all_direct) and
+ * whether any rank (*any_direct) set d->direct. */
+ct_status ct_dist_agree_direct(ct_dist_group *group, const ct_dist_descriptor *mine, bool *all_direct,
+                               bool *any_direct);
 
 /* ---- host staging (staging.c) ---- */
 /* A contiguous CPU tensor of shape over the group's staging buffer (grown to hold it). */

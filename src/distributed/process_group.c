@@ -106,6 +106,7 @@ ct_status ct_dist_finalize(void)
     ct_dist_comm_thread_stop(group);
     pthread_mutex_lock(&group->lock);
     ct_dist_staging_free(group);
+    ct_dist_nccl_finalize();
     int finalized = 0;
     MPI_Finalized(&finalized);
     int code = MPI_SUCCESS;

@@ -91,7 +91,10 @@ static inline double dist_test_tolerance(ct_dtype dtype)
     return dtype == CT_F32 ? 1e-6 : dtype == CT_F64 ? 1e-13 : 0;
 }
 
-/* The devices this rank tests on: the CPU, and its OpenCL device when there is one. */
+#define DIST_TEST_MAX_DEVICES 3
+
+/* The devices this rank tests on (at most DIST_TEST_MAX_DEVICES): the CPU, its OpenCL device when there is one, and its CUDA
+ * device when there is one (its collectives go through NCCL where NCCL is usable). */
 static inline int dist_test_devices(ct_device *devices)
 {
     int count = 0;
@@ -99,6 +102,11 @@ static inline int dist_test_devices(ct_device *devices)
     if (ct_device_count(CT_OPENCL) > 0) {
         ct_device d;
         assert_int_equal(ct_dist_device_from("opencl", &d), CT_OK);
+        devices[count++] = d;
+    }
+    if (ct_device_count(CT_CUDA) > 0) {
+        ct_device d;
+        assert_int_equal(ct_dist_device_from("cuda", &d), CT_OK);
         devices[count++] = d;
     }
     return count;

@@ -25,7 +25,7 @@ static void check_all_reduced(const ct_tensor *t, int salt, ct_reduce_op op, con
 static void several_started_all_reduces_give_the_blocking_results(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     enum { WORKS = 6 };
     static const ct_reduce_op ops[WORKS] = {CT_REDUCE_SUM, CT_REDUCE_AVG, CT_REDUCE_MAX,

@@ -34,7 +34,7 @@ static void check_all_reduced(ct_tensor *t, int salt, ct_reduce_op op, ct_dtype 
 static void all_reduce_gives_the_reduction_of_every_ranks_tensor_for_every_op_dtype_and_size(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++)
         for (size_t k = 0; k < DIST_TEST_LEN(DTYPES); k++)
@@ -68,7 +68,7 @@ static void all_reduce_of_bool_tensors_has_no_average(void **state)
 static void all_reduce_of_a_non_contiguous_view_writes_only_the_view(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++) {
         int64_t shape[2] = {5, 3};
@@ -96,7 +96,7 @@ static void all_reduce_of_a_non_contiguous_view_writes_only_the_view(void **stat
 static void all_reduce_works_when_ranks_hold_their_tensors_on_different_devices(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     ct_device mine = devices[rank_ % device_count];
     int64_t shape[1] = {4099};
@@ -109,7 +109,7 @@ static void all_reduce_works_when_ranks_hold_their_tensors_on_different_devices(
 static void broadcast_from_every_root_gives_every_rank_the_roots_tensor(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++)
         for (size_t k = 0; k < DIST_TEST_LEN(DTYPES); k++)
@@ -159,7 +159,7 @@ static void check_gathered(const ct_tensor *output, int64_t per_rank, int salt, 
 static void all_gather_stacks_every_ranks_input_in_rank_order(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int di = 0; di < device_count; di++)
         for (int dout = 0; dout < device_count; dout++)
@@ -178,7 +178,7 @@ static void all_gather_stacks_every_ranks_input_in_rank_order(void **state)
 static void all_gather_takes_views_scalars_empty_tensors_and_its_own_block(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++) {
         /* a transposed input into a transposed output */
@@ -227,7 +227,7 @@ static void all_gather_refuses_an_output_of_the_wrong_shape_on_every_rank(void *
 static void reduce_scatter_gives_each_rank_its_slice_of_the_reduction(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++)
         for (size_t k = 0; k < DIST_TEST_LEN(DTYPES); k++)
@@ -258,7 +258,7 @@ static void reduce_scatter_gives_each_rank_its_slice_of_the_reduction(void **sta
 static void reduce_scatter_of_empty_tensors_and_into_another_device(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     int64_t empty_in[2] = {0, 3}, empty_out[2] = {0, 3};
     ct_tensor *input = ct_zeros(empty_in, 2, CT_F32, CT_DEVICE_CPU), *output = ct_zeros(empty_out, 2, CT_F32, CT_DEVICE_CPU);
@@ -300,7 +300,7 @@ static void reduce_scatter_needs_a_dim_0_that_the_ranks_divide(void **state)
 static void collectives_on_a_large_device_tensor_then_a_small_one(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     ct_device device = devices[device_count - 1];
     int64_t sizes[2] = {300007, 5};

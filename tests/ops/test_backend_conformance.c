@@ -209,6 +209,12 @@ int main(int argc, char **argv)
         }
     }
     ct_clear_error();
+    printf("devices:");
+    for (int i = 0; i < device_count; i++) {
+        char name[32];
+        printf(" %s", ct_device_format(devices[i], name, sizeof name));
+    }
+    printf("\n");
     if (device_count == 0 && !cuda_run)
         printf("skipped: no OpenCL or CUDA device here (the --fake run checks the harness on "
                "the fake two-device backend)\n");

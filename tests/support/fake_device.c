@@ -156,6 +156,14 @@ static const ct_backend fake_backend = {
 
 void ct_test_install_fake_opencl(void) { ct_backend_install_for_testing(CT_OPENCL, &fake_backend); }
 
+void ct_test_install_fake_cuda(void)
+{
+    static ct_backend fake_cuda;
+    fake_cuda = fake_backend;
+    fake_cuda.type = CT_CUDA;
+    ct_backend_install_for_testing(CT_CUDA, &fake_cuda);
+}
+
 size_t ct_test_fake_bytes_copied(void) { return bytes_copied; }
 
 size_t ct_test_fake_copies_pending(void) { return copies_pending; }

@@ -10,6 +10,9 @@
 #define CT_FAKE_DEVICE_COUNT 2
 
 void ct_test_install_fake_opencl(void);
+/* The same stand-in as the "cuda" type (its memory is host memory: a device address is a host
+ * pointer), for tests of what the layers above do with CUDA tensors where there is no GPU. */
+void ct_test_install_fake_cuda(void);
 /* Bytes moved into and out of fake devices since the start (to show that no copy happened). */
 size_t ct_test_fake_bytes_copied(void);
 /* Queued copies that have not run yet (they run when the host waits or later work needs them). */
