@@ -1,63 +1,18 @@
 /* Pinned host memory and queued copies on CUDA. Pinned memory comes from cuMemHostAlloc,
  * portable (page-locked for every context, so any device copies from it at full speed). A queued
  * copy is a cuMemcpy*Async on a stream; its event, when asked for, is recorded right after it;
- * its `done` is announced by a host function queued after it (cuLaunchHostFunc) and run on a
- * completion thread of this backend, because a host function must not call CUDA (and `done` may
- * release storage, which waits for events and frees pinned memory). */
+ * its `done` is announced by a host function queued after it (cuLaunchHostFunc) and run on the
+ * backends' completion thread (completion_thread.h), because a host function must not call CUDA
+ * (and `done` may release storage, which waits for events and frees pinned memory). */
 #include <stdlib.h>
 
+#include "backend/completion_thread.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/core_internal.h"
 
-typedef struct completion {
-    ct_backend_done done;
-    void *arg;
-    struct completion *next;
-} completion;
-
-static pthread_mutex_t completion_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t completion_ready = PTHREAD_COND_INITIALIZER;
-static completion *completion_head, *completion_tail;
-static pthread_once_t completion_thread_once = PTHREAD_ONCE_INIT;
-static bool completion_thread_running;
-
-static void *run_completions(void *unused)
-{
-    (void)unused;
-    for (;;) {
-        pthread_mutex_lock(&completion_lock);
-        while (!completion_head) pthread_cond_wait(&completion_ready, &completion_lock);
-        completion *c = completion_head;
-        completion_head = c->next;
-        if (!completion_head) completion_tail = NULL;
-        pthread_mutex_unlock(&completion_lock);
-        c->done(c->arg);
-        free(c);
-    }
-    return NULL;
-}
-
-static void start_completion_thread(void)
-{
-    pthread_t thread;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    completion_thread_running = pthread_create(&thread, &attributes, run_completions, NULL) == 0;
-    pthread_attr_destroy(&attributes);
-}
-
 /* The host function the driver runs once the copy before it has finished: hands the completion
  * to the completion thread (no CUDA call here, as the driver requires). */
-static void CUDA_CB copy_finished(void *data)
-{
-    completion *c = data;
-    pthread_mutex_lock(&completion_lock);
-    if (completion_tail) completion_tail->next = c; else completion_head = c;
-    completion_tail = c;
-    pthread_cond_signal(&completion_ready);
-    pthread_mutex_unlock(&completion_lock);
-}
+static void CUDA_CB copy_finished(void *data) { ct_completion_post(data); }
 
 /* After a queued copy on stream: its event for the caller, its `done` once it has finished.
  * Where no host function can be queued, waits for the copy and runs `done` here. On an error
@@ -77,11 +32,9 @@ static ct_status after_enqueue(int index, CUstream stream, ct_backend_done done,
         *event_out = event;
     }
     if (done) {
-        pthread_once(&completion_thread_once, start_completion_thread);
-        completion *c = completion_thread_running ? calloc(1, sizeof *c) : NULL;
-        if (c) *c = (completion){done, done_arg, NULL};
+        ct_completion *c = ct_completion_new(done, done_arg);
         if (!c || ct_cu->cuLaunchHostFunc(stream, copy_finished, c) != CUDA_SUCCESS) {
-            free(c);
+            ct_completion_discard(c);
             ct_cu->cuStreamSynchronize(stream);
             done(done_arg);
         }

@@ -1,63 +1,21 @@
 /* Pinned host memory and queued copies on OpenCL. Pinned memory is a CL_MEM_ALLOC_HOST_PTR
  * buffer mapped once for its whole life (drivers back it with page-locked memory; PoCL hands out
  * page-aligned host memory, which copies at memcpy speed). A queued copy is a non-blocking
- * read or write on a stream's queue; its `done` runs on a completion thread of this backend, not
- * in the driver's event callback, where OpenCL forbids blocking calls (and `done` may release
- * storage, which can wait for events and free pinned buffers). */
+ * read or write on a stream's queue; its `done` runs on the backends' completion thread
+ * (completion_thread.h), not in the driver's event callback, where OpenCL forbids blocking calls
+ * (and `done` may release storage, which can wait for events and free pinned buffers). */
 #include <stdlib.h>
 
+#include "backend/completion_thread.h"
 #include "backend/opencl/opencl_internal.h"
 #include "core/core_internal.h"
-
-typedef struct completion {
-    ct_backend_done done;
-    void *arg;
-    struct completion *next;
-} completion;
-
-static pthread_mutex_t completion_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t completion_ready = PTHREAD_COND_INITIALIZER;
-static completion *completion_head, *completion_tail;
-static pthread_once_t completion_thread_once = PTHREAD_ONCE_INIT;
-static bool completion_thread_running;
-
-static void *run_completions(void *unused)
-{
-    (void)unused;
-    for (;;) {
-        pthread_mutex_lock(&completion_lock);
-        while (!completion_head) pthread_cond_wait(&completion_ready, &completion_lock);
-        completion *c = completion_head;
-        completion_head = c->next;
-        if (!completion_head) completion_tail = NULL;
-        pthread_mutex_unlock(&completion_lock);
-        c->done(c->arg);
-        free(c);
-    }
-    return NULL;
-}
-
-static void start_completion_thread(void)
-{
-    pthread_t thread;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    completion_thread_running = pthread_create(&thread, &attributes, run_completions, NULL) == 0;
-    pthread_attr_destroy(&attributes);
-}
 
 /* The driver's callback: hands the completion to the completion thread. */
 static void CL_CALLBACK copy_finished(cl_event event, cl_int status, void *data)
 {
     (void)event;
     (void)status; /* a failed copy completes too: its storage must still be released */
-    completion *c = data;
-    pthread_mutex_lock(&completion_lock);
-    if (completion_tail) completion_tail->next = c; else completion_head = c;
-    completion_tail = c;
-    pthread_cond_signal(&completion_ready);
-    pthread_mutex_unlock(&completion_lock);
+    ct_completion_post(data);
 }
 
 /* After a queued copy: its event for the caller, its `done` once it has finished. Where no
@@ -76,11 +34,9 @@ static ct_status after_enqueue(int index, cl_command_queue queue, cl_event finis
         }
     }
     if (done) {
-        pthread_once(&completion_thread_once, start_completion_thread);
-        completion *c = completion_thread_running ? calloc(1, sizeof *c) : NULL;
-        if (c) *c = (completion){done, done_arg, NULL};
+        ct_completion *c = ct_completion_new(done, done_arg);
         if (!c || clSetEventCallback(finished, CL_COMPLETE, copy_finished, c) != CL_SUCCESS) {
-            free(c);
+            ct_completion_discard(c);
             clWaitForEvents(1, &finished);
             done(done_arg);
         }
