@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/compile_log.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_kernel_cache.h"
 #include "core/core_internal.h"
 #include "kernels/kernel_sources.h"
 
-#define CT_CUDA_LOG_LINES 4
 
 /* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
 static char *replacement_sources[CT_CUDA_MAX_FAMILIES];
@@ -28,26 +28,6 @@ static int family_index(const char *name)
     for (int f = 0; name && f < ct_kernel_family_count && f < CT_CUDA_MAX_FAMILIES; f++)
         if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
     return -1;
-}
-
-/* The first lines of a compile log, joined by " | ", into buf. */
-static void first_log_lines(const char *log, char *buf, size_t size)
-{
-    size_t used = 0;
-    int lines = 0;
-    buf[0] = '\0';
-    while (*log && lines < CT_CUDA_LOG_LINES && used + 1 < size) {
-        size_t length = strcspn(log, "\n");
-        if (length > 0) {
-            int written = snprintf(buf + used, size - used, "%s%.*s", lines ? " | " : "",
-                                   (int)length, log);
-            used += written > 0 ? (size_t)written : 0;
-            lines++;
-        }
-        log += length;
-        if (*log == '\n') log++;
-    }
-    if (lines == 0) snprintf(buf, size, "(the compile log is empty)");
 }
 
 /* The program text of a family: the prelude, then the family's (or its replacement's) source. */
@@ -93,7 +73,7 @@ static ct_status compile(int index, int family, const ct_cuda_nvrtc *nvrtc, cons
     ct_status status = CT_OK;
     if (result != NVRTC_SUCCESS) {
         char lines[600];
-        first_log_lines(log ? log : "", lines, sizeof lines);
+        ct_compile_log_first_lines(log ? log : "", "compile", lines, sizeof lines);
         if (log) ct_log_message(CT_LOG_DEBUG, "cuda:%d: NVRTC's log of kernel family '%s':\n%s",
                                 index, name, log);
         status = ct_error(CT_ERR_BACKEND, "cuda:%d (%s): the kernel family '%s' does not compile "

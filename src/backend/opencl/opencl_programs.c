@@ -5,75 +5,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/compile_log.h"
 #include "backend/opencl/opencl_internal.h"
 #include "core/core_internal.h"
 #include "kernels/kernel_sources.h"
 
 #define CT_OPENCL_BUILD_OPTIONS "-cl-std=CL1.2"
-#define CT_OPENCL_LOG_LINES 4
 
-/* Which family defines each kernel: the family lists of kernel_ids.h, by family name. A family
- * added there and not here leaves its kernels without a family, which a launch reports (and
- * the backend tests check that every kernel id has one). */
-#define CT_OPENCL_FAMILY_LISTS(X)                                                                \
-    X(fill, CT_FILL_KERNELS) X(copy, CT_COPY_KERNELS) X(elementwise, CT_ELEMENTWISE_KERNELS)     \
-    X(random, CT_RANDOM_KERNELS) X(reduce, CT_REDUCE_KERNELS) X(index, CT_INDEX_KERNELS)         \
-    X(nn, CT_NN_KERNELS) X(optim, CT_OPTIM_KERNELS)
-
-static int family_of[CT_KERNEL_COUNT];
-static pthread_once_t family_table_once = PTHREAD_ONCE_INIT;
-
+/* The index among the embedded sources of the family that defines a kernel (kernel_ids.h's
+ * ct_kernel_family names it), or -1. */
 static int family_index(const char *name)
 {
-    for (int f = 0; f < ct_kernel_family_count && f < CT_OPENCL_MAX_FAMILIES; f++)
+    for (int f = 0; name && f < ct_kernel_family_count && f < CT_OPENCL_MAX_FAMILIES; f++)
         if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
     return -1;
-}
-
-static void fill_family_table(void)
-{
-    for (int id = 0; id < CT_KERNEL_COUNT; id++) family_of[id] = -1;
-    int family;
-#define CT_OPENCL_SET_FAMILY(name) family_of[CT_K_##name] = family;
-#define CT_OPENCL_FAMILY_ENTRY(name, LIST)                                                       \
-    family = family_index(#name);                                                                \
-    LIST(CT_OPENCL_SET_FAMILY)
-    CT_OPENCL_FAMILY_LISTS(CT_OPENCL_FAMILY_ENTRY)
-#undef CT_OPENCL_FAMILY_ENTRY
-#undef CT_OPENCL_SET_FAMILY
-    (void)family;
 }
 
 int ct_opencl_kernel_family(int kernel)
 {
     if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT) return -1;
-    pthread_once(&family_table_once, fill_family_table);
-    return family_of[kernel];
+    return family_index(ct_kernel_family((ct_kernel_id)kernel));
 }
 
 /* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
 static char *replacement_sources[CT_OPENCL_MAX_FAMILIES];
 static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The first lines of a build log, joined by " | ", into buf. */
-static void first_log_lines(const char *log, char *buf, size_t size)
-{
-    size_t used = 0;
-    int lines = 0;
-    buf[0] = '\0';
-    while (*log && lines < CT_OPENCL_LOG_LINES && used + 1 < size) {
-        size_t length = strcspn(log, "\n");
-        if (length > 0) {
-            int written = snprintf(buf + used, size - used, "%s%.*s", lines ? " | " : "",
-                                   (int)length, log);
-            used += written > 0 ? (size_t)written : 0;
-            lines++;
-        }
-        log += length;
-        if (*log == '\n') log++;
-    }
-    if (lines == 0) snprintf(buf, size, "(the build log is empty)");
-}
 
 static ct_status build_failure(int index, int family, cl_program program, cl_int status)
 {
@@ -85,7 +41,7 @@ static ct_status build_failure(int index, int family, cl_program program, cl_int
     if (log && clGetProgramBuildInfo(program, device->id, CL_PROGRAM_BUILD_LOG, log_size, log,
                                      NULL) == CL_SUCCESS) {
         log[log_size] = '\0';
-        first_log_lines(log, lines, sizeof lines);
+        ct_compile_log_first_lines(log, "build", lines, sizeof lines);
         ct_log_message(CT_LOG_DEBUG, "opencl:%d: build log of kernel family '%s':\n%s", index,
                        ct_kernel_family_names[family], log);
     }
