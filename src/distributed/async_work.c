@@ -26,7 +26,7 @@ struct ct_dist_work {
 /* Is this thread the communication thread? Its collectives must not wait for the queue. */
 static _Thread_local bool on_comm_thread;
 
-static double now_seconds(void)
+double ct_dist_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -35,9 +35,9 @@ static double now_seconds(void)
 
 static void run_work(ct_dist_work *work)
 {
-    double start = now_seconds();
+    double start = ct_dist_seconds();
     work->status = ct_dist_all_reduce(work->host, work->op);
-    work->seconds = now_seconds() - start;
+    work->seconds = ct_dist_seconds() - start;
     if (work->status != CT_OK) snprintf(work->message, sizeof work->message, "%s", ct_last_error_message());
 }
 

@@ -8,16 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "distributed/ddp_internal.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- the buckets ---- */
 
@@ -315,7 +307,7 @@ static ct_status used_anywhere(ct_ddp_reducer *r, bool *out)
 static ct_status finalize_after_success(ct_ddp_reducer *r)
 {
     int rank = ct_dist_group_state.rank;
-    double start = now_seconds();
+    double start = ct_dist_seconds();
     /* Parameters backward did not reach count as zeros, so every bucket starts on every rank. */
     bool some_unused = false;
     ct_status status = CT_OK;
@@ -333,7 +325,7 @@ static ct_status finalize_after_success(ct_ddp_reducer *r)
         status = anywhere ? used_anywhere(r, anywhere)
                           : ct_error(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
     }
-    r->stats.last_wait_seconds = now_seconds() - start;
+    r->stats.last_wait_seconds = ct_dist_seconds() - start;
     r->stats.last_communication_seconds = communication;
     if (status == CT_OK && some_unused && !r->find_unused_parameters) {
         char names[512];

@@ -122,6 +122,8 @@ ct_status ct_dist_mpi_fail(const char *function, const char *call, int code);
 void ct_dist_works_drain(ct_dist_group *group);
 /* Stops the communication thread (after draining); ct_dist_finalize calls it. */
 void ct_dist_comm_thread_stop(ct_dist_group *group);
+/* A monotonic clock in seconds, for the time collectives and DDP's waits take. */
+double ct_dist_seconds(void);
 /* ct_dist_work_wait that also gives the seconds the collective ran on the communication thread. */
 ct_status ct_dist_work_wait_timed(ct_dist_work *work, double *seconds);
 
