@@ -180,16 +180,12 @@ static void reset_backward(ct_ddp_reducer *r)
 
 ct_status ct_ddp_reducer_prepare(ct_ddp_reducer *r, bool sync)
 {
+    bool arm = sync && r->param_count > 0;
+    ct_status status = arm && layout_changed(r) ? build_buckets(r) : CT_OK;
     /* A forward whose backward never ran leaves nothing started: buckets start in backward. */
     reset_backward(r);
-    if (!sync || r->param_count == 0) return CT_OK;
-    if (layout_changed(r)) {
-        ct_status status = build_buckets(r);
-        if (status != CT_OK) return status;
-        reset_backward(r);
-    }
-    r->armed = true;
-    return CT_OK;
+    r->armed = arm && status == CT_OK;
+    return status;
 }
 
 /* Starts the bucket's all-reduce (the average over the ranks). */
