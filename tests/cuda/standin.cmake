@@ -118,3 +118,42 @@ set_property(TEST cuda/test_cuda_training APPEND PROPERTY ENVIRONMENT "CTORCH_CU
 set_property(TEST cuda/test_cuda_nvrtc_errors APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=1")
 set_property(TEST cuda/test_cuda_streams APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_DELAY_US=200")
+
+# The stand-in NCCL (standin_nccl.c, over MPI, on the stand-in driver's memory and streams), and
+# the distributed tests again with every rank on its own stand-in CUDA device: collectives, DDP,
+# SyncBatchNorm and asynchronous all-reduces on cuda tensors, through ctorch's NCCL backend; and
+# DDP once more where the communicator cannot be made, so that every collective falls back to MPI
+# with host staging. Queued work is paused 100 us per operation: a result read before its
+# collective has run is a wrong value. Each run checks which backend carried its cuda tensors.
+if(CTORCH_USE_MPI AND CTORCH_USE_NCCL)
+  add_library(ctorch_nccl_standin SHARED ${standin_dir}/standin_nccl.c)
+  set_target_properties(ctorch_nccl_standin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cuda)
+  target_include_directories(ctorch_nccl_standin PRIVATE ${standin_dir})
+  target_include_directories(ctorch_nccl_standin SYSTEM PRIVATE ${CTORCH_NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(ctorch_nccl_standin PRIVATE ${CTORCH_WARNINGS})
+  target_link_libraries(ctorch_nccl_standin PRIVATE ctorch_cuda_standin MPI::MPI_C)
+
+  set(standin_distributed_environment ${CTORCH_TEST_ENVIRONMENT} ${CTORCH_CUDA_STANDIN_ENVIRONMENT}
+      "CTORCH_CUDA_NCCL=$<TARGET_FILE:ctorch_nccl_standin>" "CTORCH_CUDA_STANDIN_DEVICES=2"
+      "OMP_WAIT_POLICY=passive" "HWLOC_COMPONENTS=-opencl" "OMPI_MCA_btl_vader_single_copy_mechanism=none"
+      "CTORCH_TEST_CUDA_COLLECTIVES=nccl" "CTORCH_CUDA_STANDIN_DELAY_US=100")
+  if(CTORCH_SANITIZE)
+    list(FILTER standin_distributed_environment EXCLUDE REGEX "^ASAN_OPTIONS=")
+    list(APPEND standin_distributed_environment
+         "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:fast_unwind_on_malloc=0")
+  endif()
+  set(standin_distributed_tests "")
+  foreach(name test_collectives test_ddp test_sync_batch_norm test_async_collectives)
+    ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_${name}>)
+    add_test(NAME distributed/${name}_cuda_standin COMMAND ${job})
+    add_dependencies(distributed_${name} ctorch_nccl_standin ctorch_cuda_standin ctorch_cublas_standin)
+    list(APPEND standin_distributed_tests distributed/${name}_cuda_standin)
+  endforeach()
+  ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_test_ddp>)
+  add_test(NAME distributed/test_ddp_cuda_standin_nccl_init_fails COMMAND ${job})
+  list(APPEND standin_distributed_tests distributed/test_ddp_cuda_standin_nccl_init_fails)
+  set_tests_properties(${standin_distributed_tests} PROPERTIES ENVIRONMENT "${standin_distributed_environment}"
+                       TIMEOUT ${CTORCH_MPI_TEST_TIMEOUT} PROCESSORS 2)
+  set_property(TEST distributed/test_ddp_cuda_standin_nccl_init_fails APPEND PROPERTY ENVIRONMENT
+               "CTORCH_NCCL_STANDIN_FAIL=init" "CTORCH_TEST_CUDA_COLLECTIVES=mpi")
+endif()

@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "test_common.h"
 
@@ -141,6 +143,15 @@ static inline int dist_test_main(const struct CMUnitTest *tests, size_t count, i
     *rank = ct_dist_rank();
     *world = ct_dist_world_size();
     int failed = _cmocka_run_group_tests("tests", tests, count, NULL, NULL);
+    /* Runs on the stand-in CUDA devices say which backend their cuda tensors must have ended on:
+     * "nccl", or "mpi" where the communicator could not be made. */
+    const char *expected = getenv("CTORCH_TEST_CUDA_COLLECTIVES");
+    const char *used = ct_dist_backend_name(CT_CUDA);
+    if (expected && (!used || strcmp(expected, used) != 0)) {
+        fprintf(stderr, "rank %d: cuda tensors' collectives went through %s; this run expects %s\n", *rank,
+                used ? used : "(none)", expected);
+        failed++;
+    }
     ct_dist_finalize();
     return failed;
 }

@@ -139,7 +139,7 @@ static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_
 static void ddp_trains_as_one_process_with_the_whole_batch(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int count = dist_test_devices(devices);
     for (int d = 0; d < count; d++) {
         train_and_compare(devices[d], 25.0, false, true);
@@ -151,7 +151,7 @@ static void ddp_trains_as_one_process_with_the_whole_batch(void **state)
 static void no_sync_accumulates_locally_then_averages_everything(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int count = dist_test_devices(devices);
     ct_device device = devices[count - 1];
     batches b = make_batches();
@@ -192,7 +192,7 @@ static void no_sync_accumulates_locally_then_averages_everything(void **state)
 static void ddp_with_sync_batch_norm_trains_as_one_process(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int count = dist_test_devices(devices);
     ct_device device = devices[count - 1];
     batches b = make_batches();

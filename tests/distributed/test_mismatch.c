@@ -40,7 +40,7 @@ static void unequal_shapes_are_an_error_on_every_rank_for_every_collective(void 
 {
     (void)state;
     NEED_TWO_RANKS();
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     const char *shapes[2] = {"[4, 3]", "[4, 4]"};
     for (int d = 0; d < device_count; d++) {

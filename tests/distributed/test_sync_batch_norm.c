@@ -228,7 +228,7 @@ static const ct_batch_norm_options DEFAULTS = {.eps = 1e-5, .momentum = 0.1, .af
 
 static void check_cases(const bn_case *cases, size_t count)
 {
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     for (int d = 0; d < device_count; d++)
         for (size_t i = 0; i < count; i++) check_case(&cases[i], devices[d]);
@@ -317,7 +317,7 @@ static void sync_batch_norm_variance_survives_a_large_mean(void **state)
 static void eval_mode_uses_the_running_statistics_without_communicating(void **state)
 {
     (void)state;
-    ct_device devices[2];
+    ct_device devices[DIST_TEST_MAX_DEVICES];
     int device_count = dist_test_devices(devices);
     int64_t shape[4] = {8, 3, 2, 2}, start, end;
     rows_of(EVEN, shape[0], &start, &end);
