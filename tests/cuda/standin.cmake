@@ -152,8 +152,14 @@ if(CTORCH_USE_MPI AND CTORCH_USE_NCCL)
   ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_test_ddp>)
   add_test(NAME distributed/test_ddp_cuda_standin_nccl_init_fails COMMAND ${job})
   list(APPEND standin_distributed_tests distributed/test_ddp_cuda_standin_nccl_init_fails)
+  # `mpirun -np 2 ctorch train` with a stand-in device per rank, against one process on cuda:0.
+  add_test(NAME tools/test_train_distributed_cuda_standin
+           COMMAND tools_test_train_distributed two_ranks_on_cuda_devices_train_as_one_process_through_nccl)
+  list(APPEND standin_distributed_tests tools/test_train_distributed_cuda_standin)
+  add_dependencies(tools_test_train_distributed ctorch_nccl_standin ctorch_cuda_standin ctorch_cublas_standin)
   set_tests_properties(${standin_distributed_tests} PROPERTIES ENVIRONMENT "${standin_distributed_environment}"
                        TIMEOUT ${CTORCH_MPI_TEST_TIMEOUT} PROCESSORS 2)
+  set_tests_properties(tools/test_train_distributed_cuda_standin PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   set_property(TEST distributed/test_ddp_cuda_standin_nccl_init_fails APPEND PROPERTY ENVIRONMENT
                "CTORCH_NCCL_STANDIN_FAIL=init" "CTORCH_TEST_CUDA_COLLECTIVES=mpi")
 endif()

@@ -1,7 +1,8 @@
 /* `mpirun -np 2 ctorch train` (DistributedDataParallel) as a user runs it, on the cpu and on the
  * two OpenCL devices: it learns, rank 0 alone prints (one summary, with world_size 2) and saves a
  * checkpoint of plain names that `ctorch eval` tests to the same accuracy; its per-epoch losses
- * are those of one process with twice the batch; -np 1 is plain `ctorch train`; a bad command line
+ * are those of one process with twice the batch, on the cpu and (where there are 2) on CUDA devices
+ * through NCCL; -np 1 is plain `ctorch train`; a bad command line
  * exits 2 with one line of ours; a rank that fails ends the whole job, non-zero, in bounded time.
  * The program starts the jobs itself (CTORCH_MPIRUN, from tests/mpi_tests.cmake). */
 #include <math.h>
@@ -194,17 +195,18 @@ static void write_digits_part(const char *path, int64_t rows)
 }
 
 /* The epochs' losses of 2 ranks at batch 16 against those of one process at batch 32, on data
- * (NULL: the digits); fails beyond the relative tolerance. */
-static void compare_with_one_process(const char *data, double tolerance)
+ * (NULL: the digits); fails beyond the relative tolerance. The ranks run with the environment
+ * job_env, the process alone with --device alone_device. Returns the job's output. */
+static char *compare_with_one_process(const char *data, double tolerance, const char *job_env,
+                                      const char *alone_device)
 {
     char args[512];
-    snprintf(args, sizeof args, "train --device cpu --epochs 2 --json%s%s --batch-size", data ? " --data " : "",
-             data ? data : "");
-    char job_args[600], alone_args[600];
-    snprintf(job_args, sizeof job_args, "%s 16", args);
-    snprintf(alone_args, sizeof alone_args, "%s 32", args);
+    snprintf(args, sizeof args, "--epochs 2 --json%s%s --batch-size", data ? " --data " : "", data ? data : "");
+    char job_args[600], alone_args[700];
+    snprintf(job_args, sizeof job_args, "train %s 16", args);
+    snprintf(alone_args, sizeof alone_args, "train --device %s %s 32", alone_device, args);
     int status;
-    char *job_out = run_job(2, "", job_args, &status, NULL);
+    char *job_out = run_job(2, job_env, job_args, &status, NULL);
     if (status != 0) fail_msg("status %d: %s", status, job_out);
     char *alone_out = run_alone(alone_args, &status);
     if (status != 0) fail_msg("status %d: %s", status, alone_out);
@@ -220,8 +222,17 @@ static void compare_with_one_process(const char *data, double tolerance)
     }
     cJSON_Delete(job.summary);
     cJSON_Delete(alone.summary);
-    free(job_out);
     free(alone_out);
+    return job_out;
+}
+
+/* Writes the first 600 digits to a fresh CSV file: 480 to train (an even count), 120 to test. */
+static void write_even_digits(char *path)
+{
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    write_digits_part(path, 600);
 }
 
 /* With the sampler, rank r walks permutation[r::2] of the permutation one process walks, so step
@@ -238,13 +249,28 @@ static void two_ranks_at_half_the_batch_train_as_one_process(void **state)
 {
     (void)state;
     char path[] = "/tmp/ctorch_ddp_data_XXXXXX.csv";
-    int fd = mkstemps(path, 4);
-    assert_true(fd >= 0);
-    close(fd);
-    write_digits_part(path, 600); /* 480 to train (an even count), 120 to test */
-    compare_with_one_process(path, 2e-5);
+    write_even_digits(path);
+    free(compare_with_one_process(path, 2e-5, "CTORCH_DIST_DEVICE=cpu", "cpu"));
     unlink(path);
-    compare_with_one_process(NULL, 1e-3);
+    free(compare_with_one_process(NULL, 1e-3, "CTORCH_DIST_DEVICE=cpu", "cpu"));
+}
+
+/* Each rank on its own CUDA device, the gradients averaged by NCCL on the devices: the same
+ * losses as one process on cuda:0 with the whole batch. Runs where there are 2 CUDA devices (the
+ * stand-in driver and NCCL in tests/cuda/, as a ctest of its own). */
+static void two_ranks_on_cuda_devices_train_as_one_process_through_nccl(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_CUDA) < 2) skip();
+    char path[] = "/tmp/ctorch_ddp_data_XXXXXX.csv";
+    write_even_digits(path);
+    char *out = compare_with_one_process(path, 2e-5, "CTORCH_DIST_DEVICE=cuda CTORCH_LOG=info", "cuda:0");
+    unlink(path);
+    assert_contains(out, "cuda:0: ");
+    assert_contains(out, "cuda:1: ");
+    assert_contains(out, "CUDA tensors' collectives go through NCCL");
+    if (strstr(out, "go through MPI")) fail_msg("the collectives fell back to MPI: %s", out);
+    free(out);
 }
 
 static void one_rank_is_plain_ctorch_train(void **state)
@@ -315,12 +341,15 @@ static void a_rank_that_fails_while_working_ends_the_job(void **state)
     free(out);
 }
 
-int main(void)
+/* argv[1], when given, runs only the tests whose names match it (a cmocka filter, * a wildcard). */
+int main(int argc, char **argv)
 {
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_ranks_on_the_cpu_learn_print_once_and_save_plain_names),
         cmocka_unit_test(two_ranks_take_an_opencl_device_each),
         cmocka_unit_test(two_ranks_at_half_the_batch_train_as_one_process),
+        cmocka_unit_test(two_ranks_on_cuda_devices_train_as_one_process_through_nccl),
         cmocka_unit_test(one_rank_is_plain_ctorch_train),
         cmocka_unit_test(a_bad_command_line_ends_every_rank_with_one_line),
         cmocka_unit_test(a_rank_that_fails_while_working_ends_the_job),
