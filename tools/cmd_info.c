@@ -47,6 +47,11 @@ static void print_json(const device_row *rows, int count)
         ct_json_write_string(stdout, rows[i].props.name);
         printf(", \"vendor\": ");
         ct_json_write_string(stdout, rows[i].props.vendor);
+        printf(", \"compute_capability\": ");
+        if (rows[i].props.compute_capability_major > 0)
+            printf("\"%d.%d\"", rows[i].props.compute_capability_major, rows[i].props.compute_capability_minor);
+        else
+            printf("null");
         printf(", \"total_memory\": %zu, \"free_memory\": %zu, \"free_memory_is_estimate\": %s, "
                "\"max_allocation\": %zu, \"compute_units\": %d, \"is_gpu\": %s}",
                rows[i].total_memory, rows[i].free_memory,
@@ -78,10 +83,14 @@ static void print_table(const device_row *rows, int count)
     for (int i = 0; i < count; i++) {
         char name[CT_DEVICE_STRING_MAX];
         printf("  %-10s %s\n", ct_device_format(rows[i].device, name, sizeof name), rows[i].props.name);
-        printf("  %-10s memory %.2f GiB total, %.2f GiB free%s; %d compute units\n", "",
+        printf("  %-10s memory %.2f GiB total, %.2f GiB free%s; %d compute units", "",
                (double)rows[i].total_memory / (1 << 30), (double)rows[i].free_memory / (1 << 30),
                rows[i].props.free_memory_is_estimate ? " (estimated: total minus what ctorch holds)" : "",
                rows[i].props.compute_units);
+        if (rows[i].props.compute_capability_major > 0)
+            printf("; compute capability %d.%d", rows[i].props.compute_capability_major,
+                   rows[i].props.compute_capability_minor);
+        printf("\n");
     }
     ct_device best = CT_DEVICE_CPU;
     char best_name[CT_DEVICE_STRING_MAX];

@@ -49,6 +49,8 @@ typedef struct ct_device_props {
     size_t total_memory;     /* bytes */
     size_t max_allocation;   /* the largest single allocation, bytes */
     int compute_units;
+    /* A CUDA device's compute capability (8.0 is major 8, minor 0); 0 and 0 on other devices. */
+    int compute_capability_major, compute_capability_minor;
     bool is_gpu;
     /* ct_mem_get_info's free memory is total minus what ctorch holds (the device has no query
      * of its own), not the driver's figure. */

@@ -1,11 +1,13 @@
 /* CUDA devices as ctorch shows them, on the stand-in driver: count, properties, free and total
  * memory (from any thread: each makes the context current itself), an ordinal that does not
- * exist, and CUDA_VISIBLE_DEVICES. ctest runs it in three environments, named by the argument:
+ * exist, `ctorch info`, and CUDA_VISIBLE_DEVICES. ctest runs it in three environments, named by the argument:
  *   (none)    1 stand-in device of 512 MiB
  *   hidden    2 devices, CUDA_VISIBLE_DEVICES="" : CUDA unavailable, with the reason
  *   visible   3 devices of 512, 256 and 128 MiB, CUDA_VISIBLE_DEVICES=2,0 : 2 devices, cuda:0
  *             being physical device 2 (the logical numbering, as PyTorch's) */
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "standin_test.h"
 
@@ -21,6 +23,8 @@ static void test_count_properties_and_memory(void **state)
     assert_string_equal(props.vendor, "NVIDIA");
     assert_int_equal(props.total_memory, (size_t)512 << 20);
     assert_int_equal(props.compute_units, 4);
+    assert_int_equal(props.compute_capability_major, 8);
+    assert_int_equal(props.compute_capability_minor, 0);
     assert_true(props.is_gpu);
     assert_false(props.free_memory_is_estimate);
     size_t free_before, total;
@@ -38,6 +42,25 @@ static void test_count_properties_and_memory(void **state)
     ct_empty_cache(CUDA0);
     assert_int_equal(ct_mem_get_info(CUDA0, &free_after, &total), CT_OK);
     assert_int_equal(free_after, free_before);
+}
+
+/* `ctorch info` shows the device with its compute capability, in the table and in JSON. */
+static void test_info_command_shows_the_compute_capability(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    static const char *const commands[] = {"'" CTORCH_TOOL_PATH "' info", "'" CTORCH_TOOL_PATH "' info --json"};
+    static const char *const expected[] = {"compute capability 8.0", "\"compute_capability\": \"8.0\""};
+    for (int i = 0; i < 2; i++) {
+        FILE *pipe = popen(commands[i], "r");
+        assert_non_null(pipe);
+        char out[16384];
+        size_t n = fread(out, 1, sizeof out - 1, pipe);
+        out[n] = '\0';
+        assert_int_equal(pclose(pipe), 0);
+        if (!strstr(out, "ctorch stand-in GPU") || !strstr(out, expected[i]))
+            fail_msg("%s lacks the stand-in GPU or '%s':\n%s", commands[i], expected[i], out);
+    }
 }
 
 static void *memory_info_on_a_new_thread(void *arg)
@@ -125,6 +148,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_count_properties_and_memory),
+        cmocka_unit_test(test_info_command_shows_the_compute_capability),
         cmocka_unit_test(test_a_new_thread_reads_the_device_too),
         cmocka_unit_test(test_an_ordinal_that_does_not_exist_names_the_count),
     };

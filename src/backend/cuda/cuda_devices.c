@@ -137,6 +137,8 @@ ct_status ct_cuda_get_properties(int index, ct_device_props *props)
     props->total_memory = device->total_memory;
     props->max_allocation = device->total_memory;
     props->compute_units = device->multiprocessors;
+    props->compute_capability_major = device->capability_major;
+    props->compute_capability_minor = device->capability_minor;
     props->is_gpu = true;
     props->free_memory_is_estimate = false;
     return CT_OK;
