@@ -116,6 +116,7 @@ set_tests_properties(ops/test_backend_conformance_cuda_standin PROPERTIES
 add_dependencies(ops_test_backend_conformance ctorch_cuda_standin ctorch_cublas_standin)
 set_property(TEST cuda/test_cuda_training APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")
 set_property(TEST cuda/test_cuda_nvrtc_errors APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=1")
+set_property(TEST cuda/test_cuda_checkpoints APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=1")
 set_property(TEST cuda/test_cuda_streams APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_DELAY_US=200")
 
