@@ -25,10 +25,20 @@ typedef struct ct_ddp_bucket {
     ct_dist_work *work;
 } ct_ddp_bucket;
 
+struct ct_ddp_reducer;
+
+/* A parameter's hook context: its reducer and its index, so that a hook finds the parameter's
+ * slot at once. */
+typedef struct ct_ddp_param_hook {
+    struct ct_ddp_reducer *reducer;
+    int index;
+} ct_ddp_param_hook;
+
 typedef struct ct_ddp_reducer {
     int param_count;
     ct_tensor **params;   /* retained, in registration order */
     char **names;         /* the wrapped module's names, for messages */
+    ct_ddp_param_hook *hooks; /* per parameter */
     size_t bucket_cap_bytes;
     bool find_unused_parameters;
     ct_ddp_all_reduce_start all_reduce_start;

@@ -236,11 +236,12 @@ static ct_status finalize(void *context, ct_status backward_status);
 
 static ct_status on_gradient_ready(ct_tensor *leaf, void *context)
 {
-    ct_ddp_reducer *r = context;
+    (void)leaf;
+    const ct_ddp_param_hook *hook = context;
+    ct_ddp_reducer *r = hook->reducer;
+    int p = hook->index;
     if (!r->armed) return CT_OK; /* no_sync, or no forward through the wrapper: accumulate only */
-    int p = 0;
-    while (p < r->param_count && r->params[p] != leaf) p++;
-    if (p == r->param_count || r->ready[p]) return CT_OK;
+    if (r->ready[p]) return CT_OK;
     if (!r->finalize_queued) {
         ct_status status = ct_autograd_queue_callback(finalize, r);
         if (status != CT_OK) return status;
@@ -373,13 +374,14 @@ void ct_ddp_reducer_free(ct_ddp_reducer *r)
 {
     if (!r) return;
     for (int p = 0; p < r->param_count; p++) {
-        if (r->params[p]) ct_remove_post_accumulate_grad_hook(r->params[p], on_gradient_ready, r);
+        if (r->params[p]) ct_remove_post_accumulate_grad_hook(r->params[p], on_gradient_ready, &r->hooks[p]);
         ct_release(r->params[p]);
         free(r->names ? r->names[p] : NULL);
     }
     buckets_free(r);
     free(r->params);
     free(r->names);
+    free(r->hooks);
     free(r->order);
     free(r->bucket_of);
     free(r->view_of);
@@ -402,6 +404,7 @@ ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *nam
     r->all_reduce_start = all_reduce_start;
     r->params = calloc(n, sizeof *r->params);
     r->names = calloc(n, sizeof *r->names);
+    r->hooks = calloc(n, sizeof *r->hooks);
     r->order = calloc(n, sizeof *r->order);
     r->bucket_of = calloc(n, sizeof *r->bucket_of);
     r->view_of = calloc(n, sizeof *r->view_of);
@@ -409,7 +412,7 @@ ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *nam
     r->built_numels = calloc(n, sizeof *r->built_numels);
     r->ready = calloc(n, sizeof *r->ready);
     r->used = calloc(n, sizeof *r->used);
-    if (!r->params || !r->names || !r->order || !r->bucket_of || !r->view_of || !r->built_dtypes ||
+    if (!r->params || !r->names || !r->hooks || !r->order || !r->bucket_of || !r->view_of || !r->built_dtypes ||
         !r->built_numels || !r->ready || !r->used) {
         ct_ddp_reducer_free(r);
         return ct_error_null(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
@@ -422,7 +425,8 @@ ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *nam
             ct_ddp_reducer_free(r);
             return ct_error_null(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
         }
-        if (ct_register_post_accumulate_grad_hook(params[p], on_gradient_ready, r) != CT_OK) {
+        r->hooks[p] = (ct_ddp_param_hook){r, p};
+        if (ct_register_post_accumulate_grad_hook(params[p], on_gradient_ready, &r->hooks[p]) != CT_OK) {
             free(name);
             ct_ddp_reducer_free(r);
             return NULL;
