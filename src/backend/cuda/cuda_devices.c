@@ -110,6 +110,10 @@ bool ct_cuda_init(char *reason, size_t reason_size)
 
 int ct_cuda_get_device_count(void) { return ct_cuda_device_count; }
 
+/* The device's primary context (shared with the CUDA runtime, cuBLAS and NCCL in this process)
+ * is retained on first use and kept, with the device's cuBLAS handle and streams, until the
+ * process exits, when the driver reclaims them, as PyTorch does: released in an exit handler,
+ * they could go while another library's handler (NCCL's, the user's) still uses them. */
 ct_status ct_cuda_enter(int index)
 {
     ct_cuda_device *device = &ct_cuda_devices[index];
