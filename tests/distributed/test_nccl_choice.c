@@ -74,7 +74,7 @@ static void cuda_tensors_go_through_nccl_only_where_there_is_a_device_and_nccl(v
     } else {
         /* A GPU without a usable NCCL: MPI, with a warning that says why. */
         assert_string_equal(name, "mpi");
-        assert_non_null(strstr(log, "ctorch warn: ct_dist: CUDA tensors' collectives go through MPI"));
+        assert_non_null(strstr(log, "ctorch warning: ct_dist: CUDA tensors' collectives go through MPI"));
         assert_non_null(strstr(log, reason));
     }
     /* Other devices' tensors go through MPI whatever CUDA has. */

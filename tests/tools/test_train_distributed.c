@@ -157,7 +157,7 @@ static void two_ranks_take_an_opencl_device_each(void **state)
     (void)state;
     if (ct_device_count(CT_OPENCL) < 2) skip();
     int status;
-    char *out = run_job(2, "", "train --epochs 2", &status, NULL);
+    char *out = run_job(2, "CTORCH_DIST_DEVICE=opencl", "train --epochs 2", &status, NULL);
     if (status != 0) fail_msg("status %d: %s", status, out);
     assert_contains(out, "Using DistributedDataParallel over 2 processes, on opencl:0, opencl:1");
     assert_contains(out, "batch 32 per process (64 in all)");
