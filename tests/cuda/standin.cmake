@@ -30,7 +30,11 @@ foreach(family ${CTORCH_KERNEL_FAMILIES})
     OBJECT_DEPENDS "${PROJECT_SOURCE_DIR}/src/kernels/${family}.ct;${PROJECT_SOURCE_DIR}/src/kernels/dialect.h")
 endforeach()
 
-add_library(ctorch_cuda_standin SHARED ${standin_dir}/standin_driver.c ${standin_kernel_sources})
+# The driver, one file per part (standin_internal.h).
+set(standin_driver_sources state workers devices memory copies streams modules errors test_hooks)
+list(TRANSFORM standin_driver_sources PREPEND ${standin_dir}/standin_)
+list(TRANSFORM standin_driver_sources APPEND .c)
+add_library(ctorch_cuda_standin SHARED ${standin_driver_sources} ${standin_kernel_sources})
 set_target_properties(ctorch_cuda_standin PROPERTIES OUTPUT_NAME ctorch_cuda_standin
                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cuda)
 target_include_directories(ctorch_cuda_standin PRIVATE ${standin_dir} ${standin_generated}
