@@ -51,9 +51,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The library is built with hidden visibility: what these two headers declare (the driver's
+ * functions and standin.h's) is all it exports. So each file includes this header before cuda.h. */
+#pragma GCC visibility push(default)
 #include <cuda.h>
 
 #include "standin.h"
+#pragma GCC visibility pop
 
 #include "standin_kernels.h"
 
