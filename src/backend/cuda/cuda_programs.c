@@ -23,13 +23,6 @@
 static char *replacement_sources[CT_CUDA_MAX_FAMILIES];
 static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int family_index(const char *name)
-{
-    for (int f = 0; name && f < ct_kernel_family_count && f < CT_CUDA_MAX_FAMILIES; f++)
-        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
-    return -1;
-}
-
 /* The program text of a family: the prelude, then the family's (or its replacement's) source. */
 static char *program_text(int family)
 {
@@ -162,7 +155,7 @@ ct_status ct_cuda_function(int index, int kernel, CUfunction *out)
     ct_cuda_device *device = &ct_cuda_devices[index];
     *out = atomic_load_explicit(&device->functions[kernel], memory_order_acquire);
     if (*out) return CT_OK;
-    int family = family_index(ct_kernel_family((ct_kernel_id)kernel));
+    int family = ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
     if (family < 0)
         return ct_error(CT_ERR_INTERNAL, "cuda: kernel '%s' belongs to no kernel family",
                         ct_kernel_name((ct_kernel_id)kernel));
@@ -203,7 +196,7 @@ static void drop_family(int family)
         ct_cuda_device *device = &ct_cuda_devices[i];
         pthread_mutex_lock(&device->kernels_lock);
         for (int id = 1; id < CT_KERNEL_COUNT; id++)
-            if (family_index(ct_kernel_family((ct_kernel_id)id)) == family)
+            if (ct_kernel_family_index(ct_kernel_family((ct_kernel_id)id)) == family)
                 atomic_store(&device->functions[id], NULL);
         if (device->modules[family] && ct_cuda_enter(i) == CT_OK) {
             ct_cu->cuCtxSynchronize(); /* no launch of its kernels may still be queued */
@@ -216,7 +209,7 @@ static void drop_family(int family)
 
 ct_status ct_cuda_replace_family_source_for_testing(const char *family, const char *source)
 {
-    int f = family_index(family);
+    int f = ct_kernel_family_index(family);
     if (f < 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_cuda_replace_family_source_for_testing: '%s' "
                         "is not a kernel family", family ? family : "(null)");

@@ -12,19 +12,10 @@
 
 #define CT_OPENCL_BUILD_OPTIONS "-cl-std=CL1.2"
 
-/* The index among the embedded sources of the family that defines a kernel (kernel_ids.h's
- * ct_kernel_family names it), or -1. */
-static int family_index(const char *name)
-{
-    for (int f = 0; name && f < ct_kernel_family_count && f < CT_OPENCL_MAX_FAMILIES; f++)
-        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
-    return -1;
-}
-
 int ct_opencl_kernel_family(int kernel)
 {
     if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT) return -1;
-    return family_index(ct_kernel_family((ct_kernel_id)kernel));
+    return ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
 }
 
 /* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
@@ -135,7 +126,7 @@ static void drop_family(int family)
 
 ct_status ct_opencl_replace_family_source_for_testing(const char *family, const char *source)
 {
-    int f = family ? family_index(family) : -1;
+    int f = ct_kernel_family_index(family);
     if (f < 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_opencl_replace_family_source_for_testing: "
                         "'%s' is not a kernel family", family ? family : "(null)");
