@@ -1,4 +1,7 @@
+#include <string.h>
+
 #include "kernels/kernel_ids.h"
+#include "kernels/kernel_sources.h"
 
 #define CT_KERNEL_NAME_ENTRY(name) [CT_K_##name] = #name,
 static const char *const kernel_names[CT_KERNEL_COUNT] = {
@@ -30,4 +33,11 @@ static const char *const kernel_families[CT_KERNEL_COUNT] = {
 const char *ct_kernel_family(ct_kernel_id id)
 {
     return (id > CT_K_NONE && id < CT_KERNEL_COUNT) ? kernel_families[id] : NULL;
+}
+
+int ct_kernel_family_index(const char *family)
+{
+    for (int f = 0; family && f < ct_kernel_family_count; f++)
+        if (strcmp(ct_kernel_family_names[f], family) == 0) return f;
+    return -1;
 }

@@ -28,6 +28,9 @@
 
 /* The kernel sources, in the order a backend compiles them (after dialect.h). */
 #define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(index) X(nn) X(optim)
+#define CT_KERNEL_FAMILY_PLUS_ONE(family) +1
+enum { CT_KERNEL_FAMILY_COUNT = 0 CT_KERNEL_SOURCES(CT_KERNEL_FAMILY_PLUS_ONE) };
+#undef CT_KERNEL_FAMILY_PLUS_ONE
 
 #define CT_KERNEL_ENUM_ENTRY(name) CT_K_##name,
 typedef enum ct_kernel_id {
@@ -51,5 +54,9 @@ const char *ct_kernel_name(ct_kernel_id id);
 /* "fill": the family (src/kernels/<family>.ct) that defines the kernel; NULL for no kernel. A
  * backend that compiles families at run time builds this one for the kernel's first launch. */
 const char *ct_kernel_family(ct_kernel_id id);
+/* The index of the family named `family` in CT_KERNEL_SOURCES, which is its index in
+ * kernel_sources.h's ct_kernel_family_names and ct_kernel_family_sources; -1 for NULL or a name
+ * that is no family. ct_kernel_family_index(ct_kernel_family(id)): the family of kernel id. */
+int ct_kernel_family_index(const char *family);
 
 #endif

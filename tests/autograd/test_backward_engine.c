@@ -2,23 +2,7 @@
  * accumulate across calls, and nothing is recorded without grad mode or requires_grad. */
 #include <math.h>
 
-#include "test_common.h"
-
-static ct_tensor *scalar(double v)
-{
-    ct_tensor *t = ct_tensor_from_data(&v, CT_F64, NULL, 0, CT_DEVICE_CPU);
-    ct_requires_grad_(t, true);
-    return t;
-}
-
-static double grad_of(const ct_tensor *t)
-{
-    double v = NAN;
-    ct_tensor *g = ct_grad(t);
-    if (g) ct_item(g, &v);
-    ct_release(g);
-    return v;
-}
+#include "autograd_test.h"
 
 static void gradients_of_a_small_expression(void **state)
 {

@@ -3,23 +3,7 @@
  * failures stop the backward and come back from ct_backward. */
 #include <math.h>
 
-#include "test_common.h"
-
-static ct_tensor *scalar(double v)
-{
-    ct_tensor *t = ct_tensor_from_data(&v, CT_F64, NULL, 0, CT_DEVICE_CPU);
-    ct_requires_grad_(t, true);
-    return t;
-}
-
-static double grad_of(const ct_tensor *t)
-{
-    double v = NAN;
-    ct_tensor *g = ct_grad(t);
-    if (g) ct_item(g, &v);
-    ct_release(g);
-    return v;
-}
+#include "autograd_test.h"
 
 /* What the hooks and callbacks saw, in the order they ran. */
 typedef struct journal {

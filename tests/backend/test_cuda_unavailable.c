@@ -5,8 +5,8 @@
  * CTORCH_CUDA_DRIVER naming a library that has none of the driver's functions (libm). */
 #include <dlfcn.h>
 #include <stdio.h>
-#include <sys/wait.h>
 
+#include "support/run_command.h"
 #include "test_common.h"
 
 /* The reason this run expects, by what CTORCH_CUDA_DRIVER names. */
@@ -100,16 +100,12 @@ static void info_shows_cuda_compiled_in_and_why_it_is_unavailable(void **state)
 #endif
     char command[1024];
     snprintf(command, sizeof command, "'%s' info 2>&1", CTORCH_TOOL_PATH);
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    static char out[1 << 16];
-    size_t used = 0, n;
-    while ((n = fread(out + used, 1, sizeof out - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    int status = pclose(pipe);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    int status;
+    char *out = ct_test_run_command(command, &status);
+    assert_int_equal(status, 0);
     if (!strstr(out, "cuda    compiled in, unavailable: ")) fail_msg("no CUDA line in:\n%s", out);
     if (!strstr(out, expected_reason())) fail_msg("no '%s' in:\n%s", expected_reason(), out);
+    free(out);
 }
 
 int main(void)

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "opencl_test.h"
+#include "support/run_command.h"
 #include "tensor/tensor_internal.h"
 
 static void devices_are_ordered_accelerators_first_then_cpus(void **state)
@@ -107,15 +108,12 @@ static cJSON *info_json(void)
 {
     char command[1024];
     snprintf(command, sizeof command, "'%s' info --json 2>/dev/null", CTORCH_TOOL_PATH);
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    static char out[1 << 16];
-    size_t used = 0, n;
-    while ((n = fread(out + used, 1, sizeof out - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    assert_int_equal(pclose(pipe), 0);
+    int status;
+    char *out = ct_test_run_command(command, &status);
+    assert_int_equal(status, 0);
     cJSON *root = cJSON_Parse(out);
     if (!root) fail_msg("not JSON: %s", out);
+    free(out);
     return root;
 }
 

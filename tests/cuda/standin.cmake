@@ -30,9 +30,16 @@ foreach(family ${CTORCH_KERNEL_FAMILIES})
     OBJECT_DEPENDS "${PROJECT_SOURCE_DIR}/src/kernels/${family}.ct;${PROJECT_SOURCE_DIR}/src/kernels/dialect.h")
 endforeach()
 
-add_library(ctorch_cuda_standin SHARED ${standin_dir}/standin_driver.c ${standin_kernel_sources})
+# The driver, one file per part (standin_internal.h). Its symbols are hidden but for the driver's
+# functions and standin.h's, so that no internal name can interpose on one of the process that
+# loads it (checked by cuda/test_standin_exports).
+set(standin_driver_sources state workers devices memory copies streams modules errors test_hooks)
+list(TRANSFORM standin_driver_sources PREPEND ${standin_dir}/standin_)
+list(TRANSFORM standin_driver_sources APPEND .c)
+add_library(ctorch_cuda_standin SHARED ${standin_driver_sources} ${standin_kernel_sources})
 set_target_properties(ctorch_cuda_standin PROPERTIES OUTPUT_NAME ctorch_cuda_standin
-                      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cuda)
+                      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cuda
+                      C_VISIBILITY_PRESET hidden)
 target_include_directories(ctorch_cuda_standin PRIVATE ${standin_dir} ${standin_generated}
   ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include ${CUDAToolkit_INCLUDE_DIRS})
 # The kernels' `omp simd` hints are ignored: a GPU thread runs its item's loops in order, and a
@@ -41,6 +48,8 @@ target_include_directories(ctorch_cuda_standin PRIVATE ${standin_dir} ${standin_
 target_compile_options(ctorch_cuda_standin PRIVATE ${CTORCH_WARNINGS} -Wno-unknown-pragmas)
 target_compile_definitions(ctorch_cuda_standin PRIVATE _GNU_SOURCE)
 target_link_libraries(ctorch_cuda_standin PRIVATE Threads::Threads m)
+add_test(NAME cuda/test_standin_exports
+         COMMAND ${standin_dir}/check_standin_exports.sh ${CMAKE_NM} $<TARGET_FILE:ctorch_cuda_standin>)
 
 add_library(ctorch_cublas_standin SHARED ${standin_dir}/standin_cublas.c)
 set_target_properties(ctorch_cublas_standin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/cuda)

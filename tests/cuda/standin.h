@@ -1,7 +1,7 @@
-/* The stand-in CUDA driver (standin_driver.c) and cuBLAS (standin_cublas.c): libraries built only
- * for the tests, never installed nor linked into ctorch. They export the functions of
- * src/backend/cuda/cuda_libraries.h's lists under the real libraries' symbol names, over host
- * memory, and run the CPU build of the same kernels by name; ctorch opens them through
+/* The stand-in CUDA driver (standin_*.c, see standin_internal.h) and cuBLAS (standin_cublas.c):
+ * libraries built only for the tests, never installed nor linked into ctorch. They export the
+ * functions of src/backend/cuda/cuda_libraries.h's lists under the real libraries' symbol names,
+ * over host memory, and run the CPU build of the same kernels by name; ctorch opens them through
  * CTORCH_CUDA_DRIVER and CTORCH_CUDA_CUBLAS.
  *
  * Besides the driver's functions, the stand-in driver exports the few below (prefixed

@@ -1,6 +1,6 @@
 /* The stand-in cuBLAS: the cuBLAS calls ctorch makes (CT_CUDA_CUBLAS_FUNCTIONS of
  * src/backend/cuda/cuda_libraries.h) over OpenBLAS, column-major as cuBLAS is. Built only for the
- * tests, beside the stand-in driver (standin_driver.c), whose device memory and streams it uses:
+ * tests, beside the stand-in driver (standin_*.c), whose device memory and streams it uses:
  * - a handle belongs to the device whose context was current at cublasCreate (none current:
  *   CUBLAS_STATUS_NOT_INITIALIZED), as a real handle does; a product with another device's
  *   context current, or on a stream of another device, fails (EXECUTION_FAILED, with a line on

@@ -1,10 +1,10 @@
 /* `ctorch info --json` prints one JSON object with every backend and device; `ctorch info`
  * prints the same as a table; unknown commands and options fail with usage. */
 #include <stdio.h>
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
+#include "support/run_command.h"
 #include "test_common.h"
 
 /* Runs the tool with args; returns its whole stdout (malloc'ed) and its exit status. */
@@ -12,16 +12,7 @@ static char *run_tool(const char *args, int *exit_status)
 {
     char command[1024];
     snprintf(command, sizeof command, "'%s' %s 2>/dev/null", CTORCH_TOOL_PATH, args);
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    size_t capacity = 1 << 16, used = 0;
-    char *out = malloc(capacity);
-    size_t n;
-    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    int status = pclose(pipe);
-    *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
+    return ct_test_run_command(command, exit_status);
 }
 
 static void info_json_lists_backends_and_devices(void **state)

@@ -6,11 +6,11 @@
  * so, learns, and saves plain names. */
 #include <math.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "support/run_command.h"
 #include "test_common.h"
 
 /* Runs the tool with args, stderr joined to stdout; returns the output (malloc'ed) and the
@@ -19,16 +19,7 @@ static char *run_tool(const char *args, int *exit_status)
 {
     char command[2048];
     snprintf(command, sizeof command, "'%s' %s 2>&1", CTORCH_TOOL_PATH, args);
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    size_t capacity = 1 << 16, used = 0;
-    char *out = malloc(capacity);
-    size_t n;
-    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    int status = pclose(pipe);
-    *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
+    return ct_test_run_command(command, exit_status);
 }
 
 /* The tool fails with status and its output holds every one of parts (NULL-terminated). */

@@ -7,12 +7,12 @@
  * The program starts the jobs itself (CTORCH_MPIRUN, from tests/mpi_tests.cmake). */
 #include <math.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "support/run_command.h"
 #include "test_common.h"
 
 enum { MAX_EPOCHS = 8 };
@@ -23,15 +23,8 @@ static char *run(const char *command, int *exit_status, double *seconds)
 {
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    size_t capacity = 1 << 20, used = 0, n;
-    char *out = malloc(capacity);
-    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    int status = pclose(pipe);
+    char *out = ct_test_run_command(command, exit_status);
     clock_gettime(CLOCK_MONOTONIC, &end);
-    *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (seconds) *seconds = (double)(end.tv_sec - start.tv_sec) + 1e-9 * (double)(end.tv_nsec - start.tv_nsec);
     return out;
 }

@@ -19,6 +19,8 @@
 
 #define CT_CUDA_MAX_DEVICES CT_MAX_DEVICES_PER_TYPE
 #define CT_CUDA_MAX_FAMILIES 32
+_Static_assert(CT_KERNEL_FAMILY_COUNT <= CT_CUDA_MAX_FAMILIES,
+               "a device keeps one module per kernel family");
 
 typedef struct ct_cuda_device {
     CUdevice id;

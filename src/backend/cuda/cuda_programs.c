@@ -15,33 +15,13 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_kernel_cache.h"
+#include "backend/family_sources.h"
 #include "core/core_internal.h"
 #include "kernels/kernel_sources.h"
 
 
-/* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
-static char *replacement_sources[CT_CUDA_MAX_FAMILIES];
-static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int family_index(const char *name)
-{
-    for (int f = 0; name && f < ct_kernel_family_count && f < CT_CUDA_MAX_FAMILIES; f++)
-        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
-    return -1;
-}
-
-/* The program text of a family: the prelude, then the family's (or its replacement's) source. */
-static char *program_text(int family)
-{
-    pthread_mutex_lock(&replacement_lock);
-    const char *source = replacement_sources[family] ? replacement_sources[family]
-                                                     : ct_kernel_family_sources[family];
-    size_t size = strlen(ct_kernel_source_prelude) + strlen(source) + 2;
-    char *text = malloc(size);
-    if (text) snprintf(text, size, "%s\n%s", ct_kernel_source_prelude, source);
-    pthread_mutex_unlock(&replacement_lock);
-    return text;
-}
+/* The families' sources on CUDA devices: the embedded ones, or the tests' replacements. */
+static ct_family_sources family_sources = CT_FAMILY_SOURCES_INIT;
 
 /* The compile log of program (malloc'ed; NULL when there is none). */
 static char *compile_log(const ct_cuda_nvrtc *nvrtc, nvrtcProgram program)
@@ -124,7 +104,7 @@ static ct_status build_module(int index, int family, CUmodule *module)
              device->capability_major, device->capability_minor);
     snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
     const char *options[] = {architecture, "-default-device"};
-    char *text = program_text(family);
+    char *text = ct_family_program_text(&family_sources, family);
     if (!text) return ct_error(CT_ERR_OUT_OF_MEMORY, "cuda:%d: no host memory for kernel source", index);
     const char *key_parts[] = {text, options[0], options[1], version};
     char key[CT_CUDA_CACHE_KEY_SIZE];
@@ -162,7 +142,7 @@ ct_status ct_cuda_function(int index, int kernel, CUfunction *out)
     ct_cuda_device *device = &ct_cuda_devices[index];
     *out = atomic_load_explicit(&device->functions[kernel], memory_order_acquire);
     if (*out) return CT_OK;
-    int family = family_index(ct_kernel_family((ct_kernel_id)kernel));
+    int family = ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
     if (family < 0)
         return ct_error(CT_ERR_INTERNAL, "cuda: kernel '%s' belongs to no kernel family",
                         ct_kernel_name((ct_kernel_id)kernel));
@@ -203,7 +183,7 @@ static void drop_family(int family)
         ct_cuda_device *device = &ct_cuda_devices[i];
         pthread_mutex_lock(&device->kernels_lock);
         for (int id = 1; id < CT_KERNEL_COUNT; id++)
-            if (family_index(ct_kernel_family((ct_kernel_id)id)) == family)
+            if (ct_kernel_family_index(ct_kernel_family((ct_kernel_id)id)) == family)
                 atomic_store(&device->functions[id], NULL);
         if (device->modules[family] && ct_cuda_enter(i) == CT_OK) {
             ct_cu->cuCtxSynchronize(); /* no launch of its kernels may still be queued */
@@ -216,18 +196,8 @@ static void drop_family(int family)
 
 ct_status ct_cuda_replace_family_source_for_testing(const char *family, const char *source)
 {
-    int f = family_index(family);
-    if (f < 0)
-        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_cuda_replace_family_source_for_testing: '%s' "
-                        "is not a kernel family", family ? family : "(null)");
-    char *copy = NULL;
-    if (source && !(copy = strdup(source)))
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_cuda_replace_family_source_for_testing: no "
-                        "memory for the source");
-    pthread_mutex_lock(&replacement_lock);
-    free(replacement_sources[f]);
-    replacement_sources[f] = copy;
-    pthread_mutex_unlock(&replacement_lock);
-    drop_family(f);
-    return CT_OK;
+    int f;
+    ct_status status = ct_family_sources_replace(&family_sources, __func__, family, source, &f);
+    if (status == CT_OK) drop_family(f);
+    return status;
 }

@@ -17,6 +17,8 @@
 #define CT_OPENCL_MAX_DEVICES CT_MAX_DEVICES_PER_TYPE
 #define CT_OPENCL_MAX_PLATFORMS 16
 #define CT_OPENCL_MAX_FAMILIES 32
+_Static_assert(CT_KERNEL_FAMILY_COUNT <= CT_OPENCL_MAX_FAMILIES,
+               "a device keeps one program per kernel family");
 
 typedef struct ct_opencl_device {
     cl_device_id id;

@@ -6,30 +6,21 @@
 #include <string.h>
 
 #include "backend/compile_log.h"
+#include "backend/family_sources.h"
 #include "backend/opencl/opencl_internal.h"
 #include "core/core_internal.h"
 #include "kernels/kernel_sources.h"
 
 #define CT_OPENCL_BUILD_OPTIONS "-cl-std=CL1.2"
 
-/* The index among the embedded sources of the family that defines a kernel (kernel_ids.h's
- * ct_kernel_family names it), or -1. */
-static int family_index(const char *name)
-{
-    for (int f = 0; name && f < ct_kernel_family_count && f < CT_OPENCL_MAX_FAMILIES; f++)
-        if (strcmp(ct_kernel_family_names[f], name) == 0) return f;
-    return -1;
-}
-
 int ct_opencl_kernel_family(int kernel)
 {
     if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT) return -1;
-    return family_index(ct_kernel_family((ct_kernel_id)kernel));
+    return ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
 }
 
-/* Sources that tests put in place of a family's embedded text (NULL: the embedded one). */
-static char *replacement_sources[CT_OPENCL_MAX_FAMILIES];
-static pthread_mutex_t replacement_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The families' sources on OpenCL devices: the embedded ones, or the tests' replacements. */
+static ct_family_sources family_sources = CT_FAMILY_SOURCES_INIT;
 
 static ct_status build_failure(int index, int family, cl_program program, cl_int status)
 {
@@ -54,13 +45,13 @@ static ct_status build_failure(int index, int family, cl_program program, cl_int
 static ct_status build_program(int index, int family, cl_program *out)
 {
     ct_opencl_device *device = &ct_opencl_devices[index];
+    char *text = ct_family_program_text(&family_sources, family);
+    if (!text)
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "opencl:%d: no host memory for kernel source", index);
+    const char *parts[] = {text};
     cl_int status;
-    pthread_mutex_lock(&replacement_lock);
-    const char *family_source = replacement_sources[family] ? replacement_sources[family]
-                                                            : ct_kernel_family_sources[family];
-    const char *parts[3] = {ct_kernel_source_prelude, "\n", family_source};
-    cl_program program = clCreateProgramWithSource(device->context, 3, parts, NULL, &status);
-    pthread_mutex_unlock(&replacement_lock);
+    cl_program program = clCreateProgramWithSource(device->context, 1, parts, NULL, &status);
+    free(text);
     if (status != CL_SUCCESS) return ct_opencl_fail(index, "clCreateProgramWithSource", status);
     status = clBuildProgram(program, 1, &device->id, CT_OPENCL_BUILD_OPTIONS, NULL, NULL);
     if (status != CL_SUCCESS) {
@@ -135,18 +126,8 @@ static void drop_family(int family)
 
 ct_status ct_opencl_replace_family_source_for_testing(const char *family, const char *source)
 {
-    int f = family ? family_index(family) : -1;
-    if (f < 0)
-        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_opencl_replace_family_source_for_testing: "
-                        "'%s' is not a kernel family", family ? family : "(null)");
-    char *copy = NULL;
-    if (source && !(copy = strdup(source)))
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_opencl_replace_family_source_for_testing: no "
-                        "memory for the source");
-    pthread_mutex_lock(&replacement_lock);
-    free(replacement_sources[f]);
-    replacement_sources[f] = copy;
-    pthread_mutex_unlock(&replacement_lock);
-    drop_family(f);
-    return CT_OK;
+    int f;
+    ct_status status = ct_family_sources_replace(&family_sources, __func__, family, source, &f);
+    if (status == CT_OK) drop_family(f);
+    return status;
 }
