@@ -6,26 +6,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "standin_test.h"
-
-/* Runs a shell command line with stderr joined to stdout; returns the output and the exit status. */
-static char *run(const char *command, int *status)
-{
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    size_t capacity = 1 << 16, used = 0, n;
-    char *out = malloc(capacity);
-    while ((n = fread(out + used, 1, capacity - used - 1, pipe)) > 0) used += n;
-    out[used] = '\0';
-    int code = pclose(pipe);
-    *status = WIFEXITED(code) ? WEXITSTATUS(code) : -1;
-    return out;
-}
+#include "support/run_command.h"
 
 /* The test accuracy of the last JSON line holding one, in the output of a --json run. */
 static double test_accuracy(const char *out)
@@ -54,20 +40,20 @@ static void test_a_checkpoint_saved_on_cuda_loads_there_and_elsewhere_through_a_
 
     snprintf(command, sizeof command, "'%s' train --device cuda:0 --epochs 2 --json --save '%s' 2>&1",
              CTORCH_TOOL_PATH, path);
-    char *trained = run(command, &status);
+    char *trained = ct_test_run_command(command, &status);
     if (status != 0) fail_msg("status %d: %s", status, trained);
     double accuracy = test_accuracy(trained);
 
     snprintf(command, sizeof command, "'%s' eval --device cuda:0 --json --checkpoint '%s' 2>&1", CTORCH_TOOL_PATH,
              path);
-    char *on_cuda = run(command, &status);
+    char *on_cuda = ct_test_run_command(command, &status);
     if (status != 0) fail_msg("status %d: %s", status, on_cuda);
     if (test_accuracy(on_cuda) != accuracy) fail_msg("on cuda:0 again: %s; when trained: %s", on_cuda, trained);
 
     /* Without CUDA: the driver library is not there. */
     snprintf(command, sizeof command, "CTORCH_CUDA_DRIVER=/nonexistent '%s' eval --json --checkpoint '%s' 2>&1",
              CTORCH_TOOL_PATH, path);
-    char *refused = run(command, &status);
+    char *refused = ct_test_run_command(command, &status);
     if (status == 0 || !strstr(refused, "was saved on cuda:0, which this machine does not have") ||
         !strstr(refused, "cuda:0=cpu"))
         fail_msg("status %d: loading without CUDA should fail naming cuda:0 and a map: %s", status, refused);
@@ -75,7 +61,7 @@ static void test_a_checkpoint_saved_on_cuda_loads_there_and_elsewhere_through_a_
     snprintf(command, sizeof command,
              "CTORCH_CUDA_DRIVER=/nonexistent '%s' eval --device cpu --map-location cpu --json --checkpoint '%s' 2>&1",
              CTORCH_TOOL_PATH, path);
-    char *mapped = run(command, &status);
+    char *mapped = ct_test_run_command(command, &status);
     if (status != 0) fail_msg("status %d: %s", status, mapped);
     /* The CPU's sums round otherwise than cuda's: one of the 360 test samples may change sides. */
     if (!(fabs(test_accuracy(mapped) - accuracy) <= 100.0 / 360 + 1e-9))

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "standin_test.h"
+#include "support/run_command.h"
 
 static void test_count_properties_and_memory(void **state)
 {
@@ -52,14 +53,12 @@ static void test_info_command_shows_the_compute_capability(void **state)
     static const char *const commands[] = {"'" CTORCH_TOOL_PATH "' info", "'" CTORCH_TOOL_PATH "' info --json"};
     static const char *const expected[] = {"compute capability 8.0", "\"compute_capability\": \"8.0\""};
     for (int i = 0; i < 2; i++) {
-        FILE *pipe = popen(commands[i], "r");
-        assert_non_null(pipe);
-        char out[16384];
-        size_t n = fread(out, 1, sizeof out - 1, pipe);
-        out[n] = '\0';
-        assert_int_equal(pclose(pipe), 0);
+        int status;
+        char *out = ct_test_run_command(commands[i], &status);
+        assert_int_equal(status, 0);
         if (!strstr(out, "ctorch stand-in GPU") || !strstr(out, expected[i]))
             fail_msg("%s lacks the stand-in GPU or '%s':\n%s", commands[i], expected[i], out);
+        free(out);
     }
 }
 
