@@ -155,17 +155,7 @@ ct_module *ct_distributed_data_parallel(ct_module *module, const ct_ddp_options 
         ddp_state_free(state);
         return NULL;
     }
-    ct_module *wrapper = ct_module_create(KIND, ddp_forward, state, ddp_state_free);
-    if (!wrapper) {
-        ddp_state_free(state);
-        return NULL;
-    }
-    wrapper->training = module->training;
-    if (ct_module_register_module(wrapper, "module", module) != CT_OK) {
-        ct_module_release(wrapper);
-        return NULL;
-    }
-    return wrapper;
+    return ct_module_wrap(KIND, ddp_forward, state, ddp_state_free, module);
 }
 
 ct_status ct_ddp_no_sync_push(ct_module *ddp)

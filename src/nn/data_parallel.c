@@ -310,17 +310,7 @@ ct_module *ct_data_parallel(ct_module *module, const ct_device *devices, int cou
         free(dp);
         return NULL;
     }
-    ct_module *wrapper = ct_module_create("DataParallel", data_parallel_forward, dp, data_parallel_free);
-    if (!wrapper) {
-        free(dp);
-        return NULL;
-    }
-    wrapper->training = module->training;
-    if (ct_module_register_module(wrapper, "module", module) != CT_OK) {
-        ct_module_release(wrapper);
-        return NULL;
-    }
-    return wrapper;
+    return ct_module_wrap("DataParallel", data_parallel_forward, dp, data_parallel_free, module);
 }
 
 const ct_tensor *ct_dp_replica_tensor(const ct_module *wrapper, int device_index, const char *name)

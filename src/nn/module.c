@@ -26,6 +26,22 @@ ct_module *ct_module_create(const char *kind, ct_module_forward_fn forward, void
     return m;
 }
 
+ct_module *ct_module_wrap(const char *kind, ct_module_forward_fn forward, void *data, void (*free_data)(void *data),
+                          ct_module *module)
+{
+    ct_module *wrapper = ct_module_create(kind, forward, data, free_data);
+    if (!wrapper) {
+        if (free_data) free_data(data);
+        return NULL;
+    }
+    wrapper->training = module->training;
+    if (ct_module_register_module(wrapper, "module", module) != CT_OK) {
+        ct_module_release(wrapper);
+        return NULL;
+    }
+    return wrapper;
+}
+
 ct_module *ct_module_retain(ct_module *m)
 {
     if (!m) return ct_null_argument("ct_module_retain", "m");

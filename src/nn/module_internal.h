@@ -40,6 +40,12 @@ ct_tensor *ct_module_own_buffer(const ct_module *m, const char *name);
 ct_status ct_module_add_uniform_parameter(ct_module *m, const char *name, const int64_t *shape,
                                           int ndim, double bound);
 
+/* A wrapper module (DataParallel, DistributedDataParallel) around module, which it holds as its
+ * child "module" and whose training mode it takes. data is freed with free_data, also when
+ * making the wrapper fails (NULL then). */
+ct_module *ct_module_wrap(const char *kind, ct_module_forward_fn forward, void *data, void (*free_data)(void *data),
+                          ct_module *module);
+
 /* Visits every module of the tree depth first (m first), with its dotted prefix ("" for m,
  * "encoder." for a child named encoder). Stops at the first status other than CT_OK. */
 typedef ct_status (*ct_module_visit_fn)(ct_module *m, const char *prefix, void *context);
