@@ -37,7 +37,8 @@ typedef struct ct_event ct_event;
 
 ct_stream *ct_stream_create(ct_device device);
 /* Waits for the stream's work, then frees it. NULL-safe. A thread whose current stream it was
- * goes back to the default stream. */
+ * goes back to the default stream, and so does the memory cached for it (and tensors allocated
+ * on it return their memory to the default stream's cache when freed). */
 void ct_stream_destroy(ct_stream *stream);
 ct_device ct_stream_device(const ct_stream *stream);
 /* Makes stream the current stream of its device in this thread. */
