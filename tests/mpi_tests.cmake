@@ -69,7 +69,7 @@ function(ctorch_set_mpi_test_properties)
     # Full stacks for leaks: what OpenMPI keeps past MPI_Finalize is allocated in plugins without
     # frame pointers, and only the whole stack reaches the MPI libraries tests/lsan.supp names.
     list(FILTER environment EXCLUDE REGEX "^ASAN_OPTIONS=")
-    list(APPEND environment "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:fast_unwind_on_malloc=0")
+    list(APPEND environment "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:intercept_tls_get_addr=0:fast_unwind_on_malloc=0")
   endif()
   set_tests_properties(${CTORCH_MPI_TEST_NAMES} PROPERTIES ENVIRONMENT "${environment}"
                        TIMEOUT ${CTORCH_MPI_TEST_TIMEOUT} PROCESSORS 2)

@@ -16,7 +16,9 @@ size_t ct_memory_reserved(ct_device device);
 size_t ct_max_memory_reserved(ct_device device);
 /* Sets the peaks to the current values. */
 void ct_reset_peak_memory_stats(ct_device device);
-/* Returns cached, unused blocks to the device. */
+/* Returns cached, unused blocks of every stream to the device; blocks freed while a stream they
+ * were recorded on (ct_tensor_record_stream) still had work queued are waited for and returned
+ * too. */
 void ct_empty_cache(ct_device device);
 
 typedef struct ct_memory_stats {

@@ -1,23 +1,18 @@
 /* Size classes: 512 bytes and below share one class; above, each power of two is split into 4
- * classes, so a request wastes at most a quarter of its block and a pool lookup is O(1). */
+ * classes, so a request wastes at most a quarter of its block and a pool lookup is O(1). Each
+ * stream of a device has its own pools (stream_pools.c); blocks used on other streams wait for
+ * them when freed (stream_uses.c). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
 #include "core/core_internal.h"
-#include "device/backend_interface.h"
+#include "device/device_internal.h"
 
 #define CT_MIN_BLOCK 512
-#define CT_SIZE_CLASSES (64 * 4)
 
-typedef struct device_allocator {
-    pthread_mutex_t lock;
-    ct_block *pools[CT_SIZE_CLASSES];
-    ct_memory_stats stats;
-} device_allocator;
-
-static device_allocator allocators[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+static ct_device_allocator allocators[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
 static pthread_once_t allocators_once = PTHREAD_ONCE_INIT;
 
 static void init_allocators(void)
@@ -25,9 +20,10 @@ static void init_allocators(void)
     for (int t = 0; t < CT_DEVICE_TYPE_COUNT; t++)
         for (int i = 0; i < CT_MAX_DEVICES_PER_TYPE; i++)
             pthread_mutex_init(&allocators[t][i].lock, NULL);
+    ct_stream_set_destroy_hook(ct_stream_pools_forget_stream);
 }
 
-static device_allocator *allocator_of(ct_device device)
+ct_device_allocator *ct_allocator_of(ct_device device)
 {
     if (device.type < 0 || device.type >= CT_DEVICE_TYPE_COUNT || device.index < 0 ||
         device.index >= CT_MAX_DEVICES_PER_TYPE)
@@ -58,42 +54,63 @@ static void note_allocation(ct_memory_stats *s, size_t size)
     if (s->reserved > s->max_reserved) s->max_reserved = s->reserved;
 }
 
-/* Frees every cached block of one device; the caller holds the lock. */
-static void release_cache_locked(device_allocator *a, ct_device device, const ct_backend *backend)
+static void release_pool(ct_device_allocator *a, ct_stream_pool *pool, ct_device device,
+                         const ct_backend *backend)
 {
     for (int c = 0; c < CT_SIZE_CLASSES; c++) {
-        while (a->pools[c]) {
-            ct_block *block = a->pools[c];
-            a->pools[c] = block->next;
+        ct_block *block;
+        while ((block = ct_stream_pool_take(pool, c))) {
             backend->raw_free(device.index, block->handle);
             a->stats.reserved -= block->size;
             a->stats.device_frees++;
+            free(block->uses);
             free(block);
         }
     }
 }
 
+/* Frees every cached block of one device, of every stream, the pending ones once their streams'
+ * work is done; the caller holds the lock. */
+static void release_cache_locked(ct_device_allocator *a, ct_device device, const ct_backend *backend)
+{
+    ct_pending_frees_collect(a, device, true);
+    release_pool(a, &a->default_pool, device, backend);
+    for (int i = 0; i < a->stream_pool_count; i++) release_pool(a, a->stream_pools[i], device, backend);
+    ct_spare_events_release(a, device);
+}
+
+
 ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
 {
     char asked[32], total_text[32], free_text[32], held[32], reserved[32], name[CT_DEVICE_STRING_MAX];
-    device_allocator *a = allocator_of(device);
+    ct_device_allocator *a = ct_allocator_of(device);
     const ct_backend *backend = ct_backend_of(device);
     if (!a || !backend) return NULL;
     size_t size;
     int size_class = size_class_of(bytes, &size);
     if (size_class < 0 || size_class >= CT_SIZE_CLASSES) goto out_of_memory;
 
+    uint64_t stream_id = ct_current_stream_id(device);
     pthread_mutex_lock(&a->lock);
-    ct_block *block = a->pools[size_class];
+    if (a->pending) ct_pending_frees_collect(a, device, false);
+    ct_stream_pool *pool = ct_stream_pool_get(a, stream_id, ct_current_stream_handle(device));
+    if (!pool) {
+        pthread_mutex_unlock(&a->lock);
+        return NULL;
+    }
+    ct_block *block = ct_stream_pool_take(pool, size_class);
+    void *handle = block ? NULL : backend->raw_alloc(device.index, size);
+    if (!block && !handle && a->pending) {
+        /* Memory pressure: a block waiting for another stream may be of this size. */
+        ct_pending_frees_collect(a, device, true);
+        block = ct_stream_pool_take(pool, size_class);
+    }
     if (block) {
-        a->pools[size_class] = block->next;
-        block->next = NULL;
         a->stats.cache_hits++;
         note_allocation(&a->stats, block->size);
         pthread_mutex_unlock(&a->lock);
         return block;
     }
-    void *handle = backend->raw_alloc(device.index, size);
     if (!handle) {
         release_cache_locked(a, device, backend);
         handle = backend->raw_alloc(device.index, size);
@@ -108,6 +125,7 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
     block->size = size;
     block->device = device;
     block->size_class = size_class;
+    block->stream_id = stream_id;
     a->stats.device_allocations++;
     a->stats.reserved += size;
     note_allocation(&a->stats, size);
@@ -137,11 +155,10 @@ void ct_caching_allocator_free(ct_block *block)
         ct_pinned_free(block);
         return;
     }
-    device_allocator *a = allocator_of(block->device);
+    ct_device_allocator *a = ct_allocator_of(block->device);
     pthread_mutex_lock(&a->lock);
     a->stats.allocated -= block->size;
-    block->next = a->pools[block->size_class];
-    a->pools[block->size_class] = block;
+    if (block->use_count == 0 || !ct_pending_free_start(a, block->device, block)) ct_stream_pool_put(a, block);
     pthread_mutex_unlock(&a->lock);
 }
 
@@ -152,7 +169,7 @@ ct_status ct_memory_stats_get(ct_device device, ct_memory_stats *stats)
     if (!stats) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_memory_stats_get: stats is NULL");
     ct_status status = ct_device_resolve(device, &device);
     if (status != CT_OK) return status;
-    device_allocator *a = allocator_of(device);
+    ct_device_allocator *a = ct_allocator_of(device);
     pthread_mutex_lock(&a->lock);
     *stats = a->stats;
     pthread_mutex_unlock(&a->lock);
@@ -174,7 +191,7 @@ size_t ct_max_memory_reserved(ct_device device) { return stats_or_zero(device).m
 void ct_reset_peak_memory_stats(ct_device device)
 {
     if (ct_device_resolve(device, &device) != CT_OK) return;
-    device_allocator *a = allocator_of(device);
+    ct_device_allocator *a = ct_allocator_of(device);
     pthread_mutex_lock(&a->lock);
     a->stats.max_allocated = a->stats.allocated;
     a->stats.max_reserved = a->stats.reserved;
@@ -184,7 +201,7 @@ void ct_reset_peak_memory_stats(ct_device device)
 void ct_empty_cache(ct_device device)
 {
     if (ct_device_resolve(device, &device) != CT_OK) return;
-    device_allocator *a = allocator_of(device);
+    ct_device_allocator *a = ct_allocator_of(device);
     pthread_mutex_lock(&a->lock);
     release_cache_locked(a, device, ct_backend_table[device.type]);
     pthread_mutex_unlock(&a->lock);

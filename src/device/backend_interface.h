@@ -83,6 +83,9 @@ typedef struct ct_backend {
     ct_status (*event_record)(int index, void *event, void *stream);
     ct_status (*stream_wait_event)(int index, void *stream, void *event);
     ct_status (*event_synchronize)(int index, void *event);
+    /* Asks without waiting: *complete is true once the event has happened (one never recorded
+     * has). An error status when the device reports the work before it failed. */
+    ct_status (*event_query)(int index, void *event, bool *complete);
 } ct_backend;
 
 /* The backend compiled in for a type, or NULL. Filled by the backend layer. */

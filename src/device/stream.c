@@ -1,5 +1,6 @@
 /* Streams and events: thin handles over the backend's queues, and each thread's current stream
  * per device (the default stream until ct_set_stream). */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/core_internal.h"
@@ -10,6 +11,7 @@
 struct ct_stream {
     ct_device device;
     void *handle;
+    uint64_t id;
 };
 
 struct ct_event {
@@ -18,12 +20,24 @@ struct ct_event {
 };
 
 static _Thread_local ct_stream *current_streams[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+static atomic_uint_fast64_t last_stream_id; /* 0 is every device's default stream */
+static _Atomic(ct_stream_destroy_hook) destroy_hook;
 
 void *ct_current_stream_handle(ct_device device)
 {
     ct_stream *stream = current_streams[device.type][device.index];
     return stream ? stream->handle : NULL;
 }
+
+uint64_t ct_current_stream_id(ct_device device)
+{
+    ct_stream *stream = current_streams[device.type][device.index];
+    return stream ? stream->id : 0;
+}
+
+uint64_t ct_stream_id(const ct_stream *stream) { return stream ? stream->id : 0; }
+void *ct_stream_handle(const ct_stream *stream) { return stream ? stream->handle : NULL; }
+void ct_stream_set_destroy_hook(ct_stream_destroy_hook hook) { atomic_store(&destroy_hook, hook); }
 
 ct_stream *ct_stream_create(ct_device device)
 {
@@ -36,6 +50,7 @@ ct_stream *ct_stream_create(ct_device device)
         free(stream);
         return NULL;
     }
+    stream->id = atomic_fetch_add(&last_stream_id, 1) + 1;
     return stream;
 }
 
@@ -46,6 +61,8 @@ void ct_stream_destroy(ct_stream *stream)
     backend->stream_synchronize(stream->device.index, stream->handle);
     if (current_streams[stream->device.type][stream->device.index] == stream)
         current_streams[stream->device.type][stream->device.index] = NULL;
+    ct_stream_destroy_hook hook = atomic_load(&destroy_hook);
+    if (hook) hook(stream->device, stream->id);
     backend->stream_destroy(stream->device.index, stream->handle);
     free(stream);
 }

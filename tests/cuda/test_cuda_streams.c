@@ -65,9 +65,9 @@ static void test_an_event_orders_a_consumer_stream_after_a_producer(void **state
     ct_stream_destroy(producer), ct_stream_destroy(consumer);
 }
 
-/* Intermediate results stay alive until the device is synchronized: ctorch's caching allocator
- * does not know streams, so a block released while a kernel of one stream still uses it could be
- * handed to the other stream's next tensor (see test_cuda_streams's report). */
+/* Intermediate results stay alive until the device is synchronized, which the caching allocator
+ * no longer needs (a block released while its stream's kernels run goes back to that stream's
+ * pool only, tests/alloc/test_allocator_streams.c): here it keeps the test about synchronize. */
 static void test_synchronize_waits_for_every_stream(void **state)
 {
     (void)state;

@@ -157,6 +157,14 @@ static ct_status cpu_event_record(int index, void *event, void *stream)
     return CT_OK;
 }
 
+static ct_status cpu_event_query(int index, void *event, bool *complete)
+{
+    (void)index;
+    (void)event;
+    *complete = true;
+    return CT_OK;
+}
+
 const ct_backend ct_cpu_backend = {
     .type = CT_CPU,
     .init = cpu_init,
@@ -179,4 +187,5 @@ const ct_backend ct_cpu_backend = {
     .event_record = cpu_event_record,
     .stream_wait_event = cpu_event_record,
     .event_synchronize = cpu_stream_or_event_done,
+    .event_query = cpu_event_query,
 };

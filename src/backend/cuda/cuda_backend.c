@@ -28,4 +28,5 @@ const ct_backend ct_cuda_backend = {
     .event_record = ct_cuda_event_record,
     .stream_wait_event = ct_cuda_stream_wait_event,
     .event_synchronize = ct_cuda_event_synchronize,
+    .event_query = ct_cuda_event_query,
 };

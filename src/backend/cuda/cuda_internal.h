@@ -104,6 +104,7 @@ void ct_cuda_event_destroy(int index, void *event);
 ct_status ct_cuda_event_record(int index, void *event, void *stream);
 ct_status ct_cuda_stream_wait_event(int index, void *stream, void *event);
 ct_status ct_cuda_event_synchronize(int index, void *event);
+ct_status ct_cuda_event_query(int index, void *event, bool *complete);
 
 /* The CUfunction of a kernel id on a device, compiling its family on first use (see
  * cuda_programs.c). The device's context is current. */

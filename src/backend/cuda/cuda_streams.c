@@ -88,3 +88,16 @@ ct_status ct_cuda_event_synchronize(int index, void *event)
     CUresult result = ct_cu->cuEventSynchronize((CUevent)event);
     return result == CUDA_SUCCESS ? CT_OK : ct_cuda_fail(index, "cuEventSynchronize", result);
 }
+
+ct_status ct_cuda_event_query(int index, void *event, bool *complete)
+{
+    *complete = true;
+    ct_status status = ct_cuda_enter(index);
+    if (status != CT_OK) return status;
+    CUresult result = ct_cu->cuEventQuery((CUevent)event);
+    if (result == CUDA_ERROR_NOT_READY) {
+        *complete = false;
+        return CT_OK;
+    }
+    return result == CUDA_SUCCESS ? CT_OK : ct_cuda_fail(index, "cuEventQuery", result);
+}

@@ -28,4 +28,5 @@ const ct_backend ct_opencl_backend = {
     .event_record = ct_opencl_event_record,
     .stream_wait_event = ct_opencl_stream_wait_event,
     .event_synchronize = ct_opencl_event_synchronize,
+    .event_query = ct_opencl_event_query,
 };

@@ -1,6 +1,6 @@
 /* Events on OpenCL: a record enqueues a marker on the stream's queue and keeps its cl_event;
- * another stream waits for it with a barrier, the host with clWaitForEvents. An event that was
- * never recorded has happened. */
+ * another stream waits for it with a barrier, the host with clWaitForEvents, and a query reads the
+ * marker's execution status. An event that was never recorded has happened. */
 #include <stdlib.h>
 
 #include "backend/opencl/opencl_internal.h"
@@ -76,4 +76,20 @@ ct_status ct_opencl_event_synchronize(int index, void *event)
     cl_int status = clWaitForEvents(1, &marker);
     clReleaseEvent(marker);
     return status == CL_SUCCESS ? CT_OK : ct_opencl_fail(index, "clWaitForEvents", status);
+}
+
+ct_status ct_opencl_event_query(int index, void *event, bool *complete)
+{
+    cl_event marker = current_marker(event);
+    *complete = true;
+    if (!marker) return CT_OK;
+    cl_int execution = CL_COMPLETE;
+    cl_int status = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof execution,
+                                   &execution, NULL);
+    clReleaseEvent(marker);
+    if (status != CL_SUCCESS) return ct_opencl_fail(index, "clGetEventInfo (an event's status)", status);
+    /* A negative status is the error that ended the command, or a command before it. */
+    if (execution < 0) return ct_opencl_fail(index, "the work before an event", execution);
+    *complete = execution == CL_COMPLETE;
+    return CT_OK;
 }

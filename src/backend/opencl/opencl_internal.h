@@ -87,6 +87,7 @@ void ct_opencl_event_destroy(int index, void *event);
 ct_status ct_opencl_event_record(int index, void *event, void *stream);
 ct_status ct_opencl_stream_wait_event(int index, void *stream, void *event);
 ct_status ct_opencl_event_synchronize(int index, void *event);
+ct_status ct_opencl_event_query(int index, void *event, bool *complete);
 /* An event handle for a cl_event of an enqueued command (retained by the handle). */
 ct_status ct_opencl_event_wrap(int index, cl_event marker, void **event);
 
