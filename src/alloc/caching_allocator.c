@@ -99,8 +99,9 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
         return NULL;
     }
     ct_block *block = ct_stream_pool_take(pool, size_class);
-    void *handle = block ? NULL : backend->raw_alloc(device.index, size);
-    if (!block && !handle && a->pending) {
+    void *handle = NULL;
+    ct_status status = block ? CT_OK : backend->raw_alloc(device.index, size, &handle);
+    if (status == CT_ERR_OUT_OF_MEMORY && a->pending) {
         /* Memory pressure: a block waiting for another stream may be of this size. */
         ct_pending_frees_collect(a, device, true);
         block = ct_stream_pool_take(pool, size_class);
@@ -111,9 +112,13 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
         pthread_mutex_unlock(&a->lock);
         return block;
     }
-    if (!handle) {
+    if (status == CT_ERR_OUT_OF_MEMORY) {
         release_cache_locked(a, device, backend);
-        handle = backend->raw_alloc(device.index, size);
+        status = backend->raw_alloc(device.index, size, &handle);
+    }
+    if (status != CT_OK && status != CT_ERR_OUT_OF_MEMORY) {
+        pthread_mutex_unlock(&a->lock);
+        return NULL; /* not a matter of room (a lost device, a driver error): its message stands */
     }
     block = handle ? calloc(1, sizeof *block) : NULL;
     if (!block) {

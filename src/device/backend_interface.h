@@ -34,8 +34,10 @@ typedef struct ct_backend {
     ct_status (*get_properties)(int index, ct_device_props *props);
     ct_status (*mem_get_info)(int index, size_t *free_bytes, size_t *total_bytes);
 
-    /* Device memory, uncached (the allocator layer caches). NULL when the device has no room. */
-    void *(*raw_alloc)(int index, size_t bytes);
+    /* Device memory, uncached (the allocator layer caches). CT_ERR_OUT_OF_MEMORY when the device
+     * has no room: the allocator then releases its cache, retries and reports the sizes. Any
+     * other failure (a lost device, a driver error) sets its own message, which the caller keeps. */
+    ct_status (*raw_alloc)(int index, size_t bytes, void **handle);
     void (*raw_free)(int index, void *handle);
 
     /* Blocking copies; offsets in bytes. */

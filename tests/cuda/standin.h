@@ -36,6 +36,11 @@ typedef struct ctorch_standin_counts {
 void ctorch_standin_get_counts(ctorch_standin_counts *out);
 typedef void (*ctorch_standin_get_counts_fn)(ctorch_standin_counts *out);
 
+/* The next cuMemAlloc returns result instead of allocating (once), as a driver does when a device
+ * is lost or the context is broken: an error that is not out of memory. */
+void ctorch_standin_fail_next_mem_alloc(CUresult result);
+typedef void (*ctorch_standin_fail_next_mem_alloc_fn)(CUresult result);
+
 /* For the stand-in cuBLAS. The host address of [pointer, pointer + bytes) when it lies in one
  * live device allocation (or pinned host allocation), else NULL; *device receives the
  * allocation's device (-1 for pinned host memory). */

@@ -70,6 +70,7 @@
 extern pthread_mutex_t standin_lock;
 extern pthread_cond_t standin_changed;
 extern ctorch_standin_counts standin_call_counts;
+extern CUresult standin_next_mem_alloc_failure; /* CUDA_SUCCESS: none */
 
 CUcontext standin_current_context(void);
 void standin_set_current_context(CUcontext ctx);

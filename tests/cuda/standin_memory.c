@@ -126,6 +126,11 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
     ENTER_CONTEXT(ctx);
     standin_call_counts.mem_alloc++;
     if (!dptr || bytes == 0) return standin_leave(CUDA_ERROR_INVALID_VALUE);
+    if (standin_next_mem_alloc_failure != CUDA_SUCCESS) {
+        CUresult failure = standin_next_mem_alloc_failure;
+        standin_next_mem_alloc_failure = CUDA_SUCCESS;
+        return standin_leave(failure);
+    }
     device *d = &standin_devices[ctx->device];
     if (bytes > d->total - d->used || charged(bytes) > d->total - d->used)
         return standin_leave(CUDA_ERROR_OUT_OF_MEMORY);

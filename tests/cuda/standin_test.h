@@ -31,19 +31,26 @@
     } while (0)
 #endif
 
-/* The stand-in driver's call counts (the library ctorch opened: the same file, so the same
- * copy in this process). */
-static inline ctorch_standin_counts standin_counts(void)
+/* One of standin.h's functions, from the library ctorch opened (the same file, so the same copy
+ * in this process; ctorch keeps it loaded). */
+static inline void *standin_function(const char *name)
 {
     const char *path = getenv("CTORCH_CUDA_DRIVER");
     if (!path || !path[0]) path = CTORCH_CUDA_STANDIN_DRIVER;
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) fail_msg("dlopen %s: %s", path, dlerror());
-    ctorch_standin_get_counts_fn get = (ctorch_standin_get_counts_fn)dlsym(library, "ctorch_standin_get_counts");
-    if (!get) fail_msg("%s has no ctorch_standin_get_counts", path);
+    void *function = dlsym(library, name);
+    if (!function) fail_msg("%s has no %s", path, name);
+    dlclose(library);
+    return function;
+}
+
+/* The stand-in driver's call counts. */
+static inline ctorch_standin_counts standin_counts(void)
+{
+    ctorch_standin_get_counts_fn get = (ctorch_standin_get_counts_fn)standin_function("ctorch_standin_get_counts");
     ctorch_standin_counts counts;
     get(&counts);
-    dlclose(library);
     return counts;
 }
 

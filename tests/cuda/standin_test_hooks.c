@@ -9,6 +9,15 @@ void ctorch_standin_get_counts(ctorch_standin_counts *out)
     pthread_mutex_unlock(&standin_lock);
 }
 
+CUresult standin_next_mem_alloc_failure = CUDA_SUCCESS;
+
+void ctorch_standin_fail_next_mem_alloc(CUresult result)
+{
+    pthread_mutex_lock(&standin_lock);
+    standin_next_mem_alloc_failure = result;
+    pthread_mutex_unlock(&standin_lock);
+}
+
 void *ctorch_standin_host_address(CUdeviceptr pointer, size_t bytes, int *device_out)
 {
     pthread_mutex_lock(&standin_lock);

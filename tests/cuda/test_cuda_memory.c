@@ -2,7 +2,8 @@
  * without asking the driver again (the stand-in counts its calls), empty_cache gives them back,
  * an allocation the device cannot hold releases the cache and retries, and one above the
  * device's memory fails with PyTorch-style detail: what was asked, the total, the free memory
- * and what ctorch holds and reserves. */
+ * and what ctorch holds and reserves. A driver failure that is not out of memory is reported as
+ * itself, without releasing the cache or retrying. */
 #include "standin_test.h"
 
 #define MiB ((int64_t)1 << 20)
@@ -88,12 +89,42 @@ static void test_an_allocation_above_the_device_memory_fails_with_the_sizes(void
     ct_empty_cache(CUDA0);
 }
 
+static void test_a_driver_failure_other_than_out_of_memory_is_reported_as_itself(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    ct_empty_cache(CUDA0);
+    ct_release(floats(4 * MiB)); /* cached: a 1 MiB block is not served from it */
+    ctorch_standin_fail_next_mem_alloc_fn fail_next =
+        (ctorch_standin_fail_next_mem_alloc_fn)standin_function("ctorch_standin_fail_next_mem_alloc");
+    fail_next(CUDA_ERROR_ILLEGAL_ADDRESS);
+    ctorch_standin_counts before = standin_counts();
+    assert_null(floats(1 * MiB));
+    ctorch_standin_counts after = standin_counts();
+    assert_int_equal(ct_last_error(), CT_ERR_BACKEND);
+    const char *message = ct_last_error_message();
+    const char *parts[] = {"cuda:0", "cuMemAlloc(1048576 bytes) failed", "CUDA_ERROR_ILLEGAL_ADDRESS"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (!strstr(message, parts[i])) fail_msg("message '%s' lacks '%s'", message, parts[i]);
+    if (strstr(message, "out of memory")) fail_msg("message '%s' speaks of memory", message);
+    /* Asked once: no cache released, no retry. */
+    assert_int_equal(after.mem_alloc - before.mem_alloc, 1);
+    assert_int_equal(after.mem_free - before.mem_free, 0);
+    assert_int_equal(ct_memory_reserved(CUDA0), 4 * MiB);
+    ct_clear_error();
+    ct_tensor *t = floats(1 * MiB); /* the next allocation succeeds */
+    assert_non_null(t);
+    ct_release(t);
+    ct_empty_cache(CUDA0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_cache_serves_repeated_allocations_without_the_driver),
         cmocka_unit_test(test_out_of_memory_releases_the_cache_and_retries),
         cmocka_unit_test(test_an_allocation_above_the_device_memory_fails_with_the_sizes),
+        cmocka_unit_test(test_a_driver_failure_other_than_out_of_memory_is_reported_as_itself),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,7 +76,12 @@ static ct_status fake_mem_info(int index, size_t *free_bytes, size_t *total_byte
     *free_bytes = *total_bytes = (size_t)1 << 30;
     return CT_OK;
 }
-static void *fake_alloc(int index, size_t bytes) { (void)index; return bytes <= ((size_t)1 << 30) ? aligned_alloc(64, (bytes + 63) / 64 * 64) : NULL; }
+static ct_status fake_alloc(int index, size_t bytes, void **handle)
+{
+    (void)index;
+    *handle = bytes <= ((size_t)1 << 30) ? aligned_alloc(64, (bytes + 63) / 64 * 64) : NULL;
+    return *handle ? CT_OK : CT_ERR_OUT_OF_MEMORY;
+}
 static void fake_free(int index, void *handle) { (void)index; run_queued_copies(); free(handle); }
 static ct_status fake_h2d(int index, void *dst, size_t off, const void *src, size_t bytes)
 {

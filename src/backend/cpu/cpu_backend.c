@@ -80,13 +80,13 @@ static ct_status cpu_mem_get_info(int index, size_t *free_bytes, size_t *total_b
 }
 
 /* Large blocks start on a page so that copies between them avoid 4K aliasing. */
-static void *cpu_raw_alloc(int index, size_t bytes)
+static ct_status cpu_raw_alloc(int index, size_t bytes, void **handle)
 {
     (void)index;
     size_t alignment = bytes >= (1u << 20) ? 4096 : 64;
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    if (rounded < bytes) return NULL;
-    return aligned_alloc(alignment, rounded);
+    *handle = rounded < bytes ? NULL : aligned_alloc(alignment, rounded);
+    return *handle ? CT_OK : CT_ERR_OUT_OF_MEMORY;
 }
 
 static void cpu_raw_free(int index, void *handle)

@@ -74,7 +74,7 @@ bool ct_cuda_init(char *reason, size_t reason_size);
 int ct_cuda_get_device_count(void);
 ct_status ct_cuda_get_properties(int index, ct_device_props *props);
 ct_status ct_cuda_mem_get_info(int index, size_t *free_bytes, size_t *total_bytes);
-void *ct_cuda_raw_alloc(int index, size_t bytes);
+ct_status ct_cuda_raw_alloc(int index, size_t bytes, void **handle);
 void ct_cuda_raw_free(int index, void *handle);
 ct_status ct_cuda_copy_host_to_device(int index, void *dst, size_t dst_offset, const void *src,
                                       size_t bytes);

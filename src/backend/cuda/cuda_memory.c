@@ -6,20 +6,25 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/core_internal.h"
 
-void *ct_cuda_raw_alloc(int index, size_t bytes)
+ct_status ct_cuda_raw_alloc(int index, size_t bytes, void **handle)
 {
-    if (bytes == 0 || ct_cuda_enter(index) != CT_OK) return NULL;
+    *handle = NULL;
+    if (bytes == 0) return CT_ERR_OUT_OF_MEMORY;
+    ct_status status = ct_cuda_enter(index);
+    if (status != CT_OK) return status;
     CUdeviceptr pointer = 0;
     CUresult result = ct_cu->cuMemAlloc(&pointer, bytes);
-    if (result != CUDA_SUCCESS) {
-        /* NULL: the allocator releases its cache, retries, then reports the sizes */
-        char text[256];
-        ct_log_message(result == CUDA_ERROR_OUT_OF_MEMORY ? CT_LOG_DEBUG : CT_LOG_WARN,
-                       "cuda:%d: cuMemAlloc(%zu bytes) failed: %s", index, bytes,
-                       ct_cuda_result_text(result, text, sizeof text));
-        return NULL;
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+        ct_log_message(CT_LOG_DEBUG, "cuda:%d: cuMemAlloc(%zu bytes): out of memory", index, bytes);
+        return CT_ERR_OUT_OF_MEMORY; /* the allocator releases its cache, retries, reports sizes */
     }
-    return ct_cuda_handle(pointer);
+    if (result != CUDA_SUCCESS) {
+        char what[64];
+        snprintf(what, sizeof what, "cuMemAlloc(%zu bytes)", bytes);
+        return ct_cuda_fail(index, what, result);
+    }
+    *handle = ct_cuda_handle(pointer);
+    return CT_OK;
 }
 
 void ct_cuda_raw_free(int index, void *handle)

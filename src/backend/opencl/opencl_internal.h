@@ -64,7 +64,7 @@ bool ct_opencl_init(char *reason, size_t reason_size);
 int ct_opencl_get_device_count(void);
 ct_status ct_opencl_get_properties(int index, ct_device_props *props);
 ct_status ct_opencl_mem_get_info(int index, size_t *free_bytes, size_t *total_bytes);
-void *ct_opencl_raw_alloc(int index, size_t bytes);
+ct_status ct_opencl_raw_alloc(int index, size_t bytes, void **handle);
 void ct_opencl_raw_free(int index, void *handle);
 ct_status ct_opencl_copy_host_to_device(int index, void *dst, size_t dst_offset, const void *src,
                                         size_t bytes);

@@ -5,8 +5,9 @@
 #include "backend/opencl/opencl_internal.h"
 #include "core/core_internal.h"
 
-void *ct_opencl_raw_alloc(int index, size_t bytes)
+ct_status ct_opencl_raw_alloc(int index, size_t bytes, void **handle)
 {
+    *handle = NULL;
     ct_opencl_device *device = &ct_opencl_devices[index];
     size_t held = atomic_load(&device->held);
     /* Some drivers (PoCL among them) hand out buffers lazily and never fail here: refuse what
@@ -16,17 +17,20 @@ void *ct_opencl_raw_alloc(int index, size_t bytes)
         ct_log_message(CT_LOG_DEBUG, "opencl:%d: refusing a buffer of %zu bytes (largest %zu, "
                        "total %zu, held %zu)", index, bytes, device->max_allocation,
                        device->global_memory, held);
-        return NULL;
+        return CT_ERR_OUT_OF_MEMORY;
     }
     cl_int status;
     cl_mem buffer = clCreateBuffer(device->context, CL_MEM_READ_WRITE, bytes, NULL, &status);
-    if (status != CL_SUCCESS) {
+    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
+        status == CL_OUT_OF_HOST_MEMORY) {
         ct_log_message(CT_LOG_DEBUG, "opencl:%d: clCreateBuffer(%zu bytes): %s", index, bytes,
                        ct_opencl_status_name(status));
-        return NULL;
+        return CT_ERR_OUT_OF_MEMORY;
     }
+    if (status != CL_SUCCESS) return ct_opencl_fail(index, "clCreateBuffer", status);
     atomic_fetch_add(&device->held, bytes);
-    return buffer;
+    *handle = buffer;
+    return CT_OK;
 }
 
 void ct_opencl_raw_free(int index, void *handle)
