@@ -246,8 +246,11 @@ static void *device_buffer(const char *call, const char *which, ncclComm_t comm,
     return host;
 }
 
-static ncclResult_t start(const char *call, collective c, const void *send, size_t send_bytes, void *recv,
-                          size_t recv_bytes, cudaStream_t stream)
+/* Checks and queues c. send and recv hold c.count elements, or c.count per rank where
+ * send_per_rank or recv_per_rank says so (all_gather receives, reduce_scatter sends, a block per
+ * rank). */
+static ncclResult_t start(const char *call, collective c, const void *send, bool send_per_rank, void *recv,
+                          bool recv_per_rank, cudaStream_t stream)
 {
     size_t size = 0;
     if (!c.comm) return ncclInvalidArgument;
@@ -258,9 +261,10 @@ static ncclResult_t start(const char *call, collective c, const void *send, size
         fprintf(stderr, "ctorch NCCL stand-in: %s with device %d's context not current\n", call, c.comm->device);
         return ncclInvalidUsage;
     }
+    size_t bytes = c.count * size, all_ranks = bytes * (size_t)c.comm->ranks;
     if (c.count == 0) return ncclSuccess;
-    c.send = send ? device_buffer(call, "sendbuff", c.comm, send, send_bytes) : NULL;
-    c.recv = device_buffer(call, "recvbuff", c.comm, recv, recv_bytes);
+    c.send = send ? device_buffer(call, "sendbuff", c.comm, send, send_per_rank ? all_ranks : bytes) : NULL;
+    c.recv = device_buffer(call, "recvbuff", c.comm, recv, recv_per_rank ? all_ranks : bytes);
     if ((send && !c.send) || !c.recv) return ncclInvalidArgument;
     collective *queued = malloc(sizeof *queued);
     if (!queued) return ncclSystemError;
@@ -282,40 +286,30 @@ static ncclResult_t start(const char *call, collective c, const void *send, size
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream)
 {
-    size_t size = 0;
-    mpi_type_of(type, &size);
     collective c = {.kind = ALL_REDUCE, .comm = comm, .count = count, .type = type, .op = op};
-    return start("ncclAllReduce", c, send, count * size, recv, count * size, stream);
+    return start("ncclAllReduce", c, send, false, recv, false, stream);
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type, int root,
                            ncclComm_t comm, cudaStream_t stream)
 {
-    size_t size = 0;
-    mpi_type_of(type, &size);
     if (comm && (root < 0 || root >= comm->ranks)) return ncclInvalidArgument;
     collective c = {.kind = BROADCAST, .comm = comm, .count = count, .type = type, .root = root};
     /* sendbuff is read on the root only. */
     bool is_root = comm && comm->rank == root;
-    return start("ncclBroadcast", c, is_root ? send : NULL, count * size, recv, count * size, stream);
+    return start("ncclBroadcast", c, is_root ? send : NULL, false, recv, false, stream);
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream)
 {
-    size_t size = 0;
-    mpi_type_of(type, &size);
     collective c = {.kind = ALL_GATHER, .comm = comm, .count = count, .type = type};
-    return start("ncclAllGather", c, send, count * size, recv, comm ? count * size * (size_t)comm->ranks : 0,
-                 stream);
+    return start("ncclAllGather", c, send, false, recv, true, stream);
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                                ncclComm_t comm, cudaStream_t stream)
 {
-    size_t size = 0;
-    mpi_type_of(type, &size);
     collective c = {.kind = REDUCE_SCATTER, .comm = comm, .count = count, .type = type, .op = op};
-    return start("ncclReduceScatter", c, send, comm ? count * size * (size_t)comm->ranks : 0, recv,
-                 count * size, stream);
+    return start("ncclReduceScatter", c, send, true, recv, false, stream);
 }
