@@ -88,34 +88,6 @@ static inline void dp_make_batch(uint64_t seed, int64_t rows, ct_tensor **x, ct_
     assert_non_null(*target);
 }
 
-/* Every parameter's values (or gradients) in registration order; returns how many. */
-static inline int64_t dp_parameter_values(const ct_module *m, bool gradients, double *out)
-{
-    ct_named_tensors *list = ct_module_named_parameters(m);
-    assert_non_null(list);
-    int64_t n = 0;
-    for (int64_t i = 0; i < list->count; i++) {
-        ct_tensor *t = gradients ? ct_grad(list->tensors[i]) : ct_retain(list->tensors[i]);
-        if (!t) fail_msg("%s has no %s", list->names[i], gradients ? "gradient" : "value");
-        assert_true(n + ct_numel(t) <= DP_MAX_VALUES);
-        values_of(t, out + n, ct_numel(t));
-        n += ct_numel(t);
-        ct_release(t);
-    }
-    ct_named_tensors_free(list);
-    return n;
-}
-
-/* got within rtol of want, elementwise, with an absolute floor of rtol times want's largest
- * magnitude (for elements that are nearly zero). */
-static inline void dp_assert_close(const double *got, const double *want, int64_t n, double rtol,
-                                   const char *what)
-{
-    double largest = 0;
-    for (int64_t i = 0; i < n; i++) largest = fmax(largest, fabs(want[i]));
-    assert_close_array(got, want, n, rtol, rtol * largest, what);
-}
-
 /* One step: forward through `forward` (a DataParallel or a plain module), MSE against target on
  * the output's device, backward, and an optimizer step when there is one. */
 static inline void dp_step(ct_module *forward, ct_optimizer *optimizer, const ct_tensor *x,
@@ -164,9 +136,9 @@ static inline void dp_check_gradients_match(dp_model_maker make, int64_t rows, b
     dp_step(dp_one, NULL, x, target);
     dp_step(dp_two, NULL, x, target);
     double want[DP_MAX_VALUES], got[DP_MAX_VALUES];
-    int64_t n = dp_parameter_values(one, true, want);
-    assert_int_equal(dp_parameter_values(two, true, got), n);
-    dp_assert_close(got, want, n, 1e-5, "gradient");
+    int64_t n = module_parameter_values(one, true, want, DP_MAX_VALUES);
+    assert_int_equal(module_parameter_values(two, true, got, DP_MAX_VALUES), n);
+    assert_close_to_scale(got, want, n, 1e-5, "gradient");
     ct_release(x);
     ct_release(target);
     ct_module_release(dp_one);
@@ -198,9 +170,9 @@ static inline void dp_check_training_matches(dp_model_maker make, int steps, boo
         ct_release(target);
     }
     double want[DP_MAX_VALUES], got[DP_MAX_VALUES];
-    int64_t n = dp_parameter_values(one, false, want);
-    assert_int_equal(dp_parameter_values(two, false, got), n);
-    dp_assert_close(got, want, n, 1e-4, "parameter");
+    int64_t n = module_parameter_values(one, false, want, DP_MAX_VALUES);
+    assert_int_equal(module_parameter_values(two, false, got, DP_MAX_VALUES), n);
+    assert_close_to_scale(got, want, n, 1e-4, "parameter");
     ct_optimizer_free(opt_one);
     ct_optimizer_free(opt_two);
     ct_module_release(dp_one);

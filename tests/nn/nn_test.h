@@ -49,6 +49,35 @@ static inline void assert_close_array(const double *got, const double *want, int
             fail_msg("%s[%lld]: got %.9g, want %.9g", what, (long long)i, got[i], want[i]);
 }
 
+/* got within rtol of want, elementwise, with an absolute floor of rtol times want's largest
+ * magnitude (for elements that are nearly zero). */
+static inline void assert_close_to_scale(const double *got, const double *want, int64_t n, double rtol,
+                                         const char *what)
+{
+    double largest = 0;
+    for (int64_t i = 0; i < n; i++) largest = fmax(largest, fabs(want[i]));
+    assert_close_array(got, want, n, rtol, rtol * largest, what);
+}
+
+/* Every parameter's values (or gradients) in registration order, at most capacity of them;
+ * returns how many. */
+static inline int64_t module_parameter_values(const ct_module *m, bool gradients, double *out, int64_t capacity)
+{
+    ct_named_tensors *list = ct_module_named_parameters(m);
+    assert_non_null(list);
+    int64_t n = 0;
+    for (int64_t i = 0; i < list->count; i++) {
+        ct_tensor *t = gradients ? ct_grad(list->tensors[i]) : ct_retain(list->tensors[i]);
+        if (!t) fail_msg("%s has no %s", list->names[i], gradients ? "gradient" : "value");
+        assert_true(n + ct_numel(t) <= capacity);
+        values_of(t, out + n, ct_numel(t));
+        n += ct_numel(t);
+        ct_release(t);
+    }
+    ct_named_tensors_free(list);
+    return n;
+}
+
 /* The values of a module's parameter or buffer by dotted name. */
 static inline void values_by_module(const ct_module *m, const char *name, double *out, int64_t n)
 {
