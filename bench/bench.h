@@ -18,6 +18,11 @@ typedef struct ct_bench_result {
 
 typedef void (*ct_bench_report)(const ct_bench_result *result, void *context);
 
+/* Seconds on a monotonic clock. */
+double ct_bench_now_seconds(void);
+/* The median of count values (count > 0); sorts them. */
+double ct_bench_median(double *values, int count);
+
 /* Median seconds per call of fn(context) over `repeats` calls, after `warmup` calls. */
 double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats);
 

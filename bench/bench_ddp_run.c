@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bench_ddp.h"
 #include "ctorch.h"
 
@@ -66,25 +67,6 @@
 /* The address of a CPU tensor's storage (src/tensor/tensor_internal.h): gradients that share one
  * are views of one bucket. */
 void *ct_tensor_handle(const ct_tensor *t);
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
 
 static void sleep_seconds(double seconds)
 {
@@ -213,9 +195,9 @@ static void step(replica *r, bool no_sync)
 static double timed_ddp_step(replica *ddp, bool no_sync)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = now_seconds();
+    double start = ct_bench_now_seconds();
     step(ddp, no_sync);
-    return now_seconds() - start;
+    return ct_bench_now_seconds() - start;
 }
 
 /* Rank 0's step alone, with every core, while the others sleep; 0 on the other ranks. */
@@ -224,9 +206,9 @@ static double timed_step_alone(replica *alone, const ct_ddp_bench_spec *spec, co
     double seconds = 0;
     if (alone->model) {
         use_threads(f->threads_alone);
-        double start = now_seconds();
+        double start = ct_bench_now_seconds();
         step(alone, false);
-        seconds = now_seconds() - start;
+        seconds = ct_bench_now_seconds() - start;
         use_threads(f->threads_per_rank);
         sleep_seconds(spec->settle_seconds);
     }
@@ -243,9 +225,9 @@ static double timed_backward(replica *ddp, bool no_sync)
     ct_tensor *loss = ct_mse_loss(ct_module_forward(ddp->net, ddp->x), ddp->y);
     if (!loss) die("a forward");
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = now_seconds();
+    double start = ct_bench_now_seconds();
     ct_status status = ct_backward(loss);
-    double seconds = now_seconds() - start;
+    double seconds = ct_bench_now_seconds() - start;
     if (status != CT_OK) die("a backward");
     if (no_sync) ct_ddp_no_sync_pop(ddp->net);
     ct_scope_pop();
@@ -257,12 +239,12 @@ static double timed_all_reduce(ct_tensor *const *tensors, int count)
 {
     ct_dist_work *works[2 * CT_DDP_BENCH_MAX_LAYERS];
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = now_seconds();
+    double start = ct_bench_now_seconds();
     for (int i = 0; i < count; i++)
         if (!(works[i] = ct_dist_all_reduce_async(tensors[i], CT_REDUCE_AVG))) die("starting an all-reduce");
     for (int i = 0; i < count; i++)
         if (ct_dist_work_wait(works[i]) != CT_OK) die("an all-reduce");
-    return now_seconds() - start;
+    return ct_bench_now_seconds() - start;
 }
 
 /* Tensors of the sizes of ddp's buckets, in bucket order (reverse registration), into out: after
@@ -322,10 +304,10 @@ static void measure_steps(replica *ddp, replica *at_end, replica *alone, const c
                                                                 : timed_ddp_step(at_end, false);
         }
     }
-    f->step_ddp = median(times, spec->repeats);
-    f->step_no_sync = median(times + n, spec->repeats);
-    f->step_alone = median(times + 2 * n, spec->repeats);
-    f->step_ddp_at_end = median(times + 3 * n, spec->repeats);
+    f->step_ddp = ct_bench_median(times, spec->repeats);
+    f->step_no_sync = ct_bench_median(times + n, spec->repeats);
+    f->step_alone = ct_bench_median(times + 2 * n, spec->repeats);
+    f->step_ddp_at_end = ct_bench_median(times + 3 * n, spec->repeats);
     free(times);
 }
 
@@ -366,11 +348,11 @@ static void measure_overlap(replica *ddp, const ct_ddp_bench_spec *spec, ct_ddp_
         }
     }
     int r = spec->repeats;
-    f->backward_ddp = median(t_ddp, r);
-    f->backward_no_sync = median(t_no_sync, r);
-    f->all_reduce = median(t_comm, r);
-    f->last_wait = median(wait, r);
-    f->last_communication = median(comm, r);
+    f->backward_ddp = ct_bench_median(t_ddp, r);
+    f->backward_no_sync = ct_bench_median(t_no_sync, r);
+    f->all_reduce = ct_bench_median(t_comm, r);
+    f->last_wait = ct_bench_median(wait, r);
+    f->last_communication = ct_bench_median(comm, r);
     f->hidden_fraction = (f->backward_no_sync + f->all_reduce - f->backward_ddp) / f->all_reduce;
     free(times);
     for (int i = 0; i < count; i++) ct_release(tensors[i]);

@@ -37,27 +37,14 @@ static void run_mpi(void *context)
     MPI_Allreduce(MPI_IN_PLACE, c->data, (int)c->n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One call, started together on every rank (a barrier first), so that one rank's lateness from
  * the previous call is not counted in the next. */
 static double timed_call(void (*fn)(void *), all_reduce_case *c)
 {
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = now_seconds();
+    double start = ct_bench_now_seconds();
     fn(c);
-    return now_seconds() - start;
+    return ct_bench_now_seconds() - start;
 }
 
 /* Median seconds of ctorch's call and of MPI's, in pairs whose order alternates (ctorch first,
@@ -78,10 +65,8 @@ static void measure(all_reduce_case *c, int repeats, double *t_ctorch, double *t
             times[i] = timed_call(run_ctorch, c);
         }
     }
-    qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
-    qsort(times + repeats, (size_t)repeats, sizeof *times, compare_doubles);
-    *t_ctorch = times[repeats / 2];
-    *t_mpi = times[repeats + repeats / 2];
+    *t_ctorch = ct_bench_median(times, repeats);
+    *t_mpi = ct_bench_median(times + repeats, repeats);
     free(times);
 }
 

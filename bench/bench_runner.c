@@ -1,53 +1,9 @@
 /* Running the benchmark groups and printing their results as a table or as JSON lines. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "ctorch.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats)
-{
-    for (int i = 0; i < warmup; i++) fn(context);
-    double *times = malloc(sizeof *times * (size_t)repeats);
-    if (!times) return 0.0;
-    for (int i = 0; i < repeats; i++) {
-        double start = now_seconds();
-        fn(context);
-        times[i] = now_seconds() - start;
-    }
-    qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
-    double median = times[repeats / 2];
-    free(times);
-    return median;
-}
-
-void ct_bench_compare(ct_bench_result *r, void (*ours)(void *), void (*baseline)(void *),
-                      void *context, int warmup, int repeats, double work, double min_ratio)
-{
-    double t_baseline = ct_bench_time(baseline, context, warmup, repeats);
-    double t_ours = ct_bench_time(ours, context, warmup, repeats);
-    t_baseline = (t_baseline + ct_bench_time(baseline, context, 0, repeats)) / 2;
-    t_ours = (t_ours + ct_bench_time(ours, context, 0, repeats)) / 2;
-    r->value = work / t_ours;
-    r->baseline = work / t_baseline;
-    r->ratio = r->value / r->baseline;
-    snprintf(r->target, sizeof r->target, "ratio >= %g", min_ratio);
-    r->met = r->ratio >= min_ratio;
-}
 
 bool ct_bench_selected(const char *filter, const char *name)
 {

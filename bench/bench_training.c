@@ -45,19 +45,6 @@ static void run_baseline(void *context)
     for (int i = 0; i < r->steps; i++) ct_mlp_baseline_step(&r->baseline);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median seconds per call of each of a and b over `repeats` calls of each, alternating call by
  * call: on a machine shared with other jobs their load changes within a second, and both sides
  * must meet the same. */
@@ -72,17 +59,15 @@ static void time_alternating(void (*a)(void *), void (*b)(void *), void *context
         b(context);
     }
     for (int i = 0; i < repeats; i++) {
-        double start = now_seconds();
+        double start = ct_bench_now_seconds();
         a(context);
-        double middle = now_seconds();
+        double middle = ct_bench_now_seconds();
         b(context);
         times[i] = middle - start;
-        times[repeats + i] = now_seconds() - middle;
+        times[repeats + i] = ct_bench_now_seconds() - middle;
     }
-    qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
-    qsort(times + repeats, (size_t)repeats, sizeof *times, compare_doubles);
-    *t_a = times[repeats / 2];
-    *t_b = times[repeats + repeats / 2];
+    *t_a = ct_bench_median(times, repeats);
+    *t_b = ct_bench_median(times + repeats, repeats);
     free(times);
 }
 
