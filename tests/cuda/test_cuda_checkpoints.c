@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "standin_test.h"
+#include "support/fresh_path.h"
 #include "support/run_command.h"
 
 /* The test accuracy of the last JSON line holding one, in the output of a --json run. */
@@ -32,11 +33,9 @@ static void test_a_checkpoint_saved_on_cuda_loads_there_and_elsewhere_through_a_
 {
     (void)state;
     REQUIRE_CUDA_DEVICES(1);
-    char path[] = "/tmp/ctorch_cuda_checkpoint_XXXXXX.safetensors", command[1024];
-    int fd = mkstemps(path, 12), status;
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
+    char path[256], command[1024];
+    int status;
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_cuda_checkpoint_");
 
     snprintf(command, sizeof command, "'%s' train --device cuda:0 --epochs 2 --json --save '%s' 2>&1",
              CTORCH_TOOL_PATH, path);
@@ -78,10 +77,8 @@ static void test_save_and_load_keep_cuda_tensors_values_and_devices(void **state
 {
     (void)state;
     REQUIRE_CUDA_DEVICES(1);
-    char path[] = "/tmp/ctorch_cuda_tensors_XXXXXX.safetensors";
-    int fd = mkstemps(path, 12);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[256];
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_cuda_tensors_");
     int64_t shape[2] = {3, 5};
     ct_manual_seed(3);
     ct_tensor *w = ct_randn(shape, 2, CT_F32, CUDA0);

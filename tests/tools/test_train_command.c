@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "support/fresh_path.h"
 #include "support/run_command.h"
 #include "test_common.h"
 
@@ -60,17 +61,6 @@ static const char *string(const cJSON *json, const char *key)
     const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(json, key));
     if (!s) fail_msg("'%s' is not a string", key);
     return s;
-}
-
-/* A fresh path for a checkpoint (the file does not exist). */
-static void temporary_path(char *path, size_t size)
-{
-    snprintf(path, size, "/tmp/ctorch_train_test_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    strncat(path, ".safetensors", size - strlen(path) - 1);
 }
 
 static void bad_train_options_fail_with_a_message(void **state)
@@ -151,7 +141,7 @@ static void bad_checkpoints_fail_cleanly(void **state)
     FAILS("eval --device cpu --checkpoint " CTORCH_DIGITS_PATH, 1, "loading the checkpoint", CTORCH_DIGITS_PATH);
     /* A good safetensors file that `ctorch train` did not write. */
     char path[256];
-    temporary_path(path, sizeof path);
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_train_test_");
     ct_state_dict *sd = ct_state_dict_create();
     ct_tensor *t = ct_zeros((int64_t[]){2, 2}, 2, CT_F32, CT_DEVICE_CPU);
     assert_int_equal(ct_state_dict_add(sd, "weight", t), CT_OK);
@@ -249,7 +239,7 @@ static void eval_tests_a_saved_model_to_the_same_accuracy(void **state)
     const char *models[] = {"mlp", "cnn"};
     for (int i = 0; i < 2; i++) {
         char path[256];
-        temporary_path(path, sizeof path);
+        ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_train_test_");
         double trained = train_and_save(models[i], 2, 5 + i, path); /* eval must find the split's seed */
         double tested = eval_accuracy(path, "--device cpu", models[i]);
         if (tested != trained) fail_msg("%s: train said %g, eval %g", models[i], trained, tested);
@@ -270,8 +260,8 @@ static void a_module_prefixed_checkpoint_evaluates_too(void **state)
 {
     (void)state;
     char path[256], prefixed[256];
-    temporary_path(path, sizeof path);
-    temporary_path(prefixed, sizeof prefixed);
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_train_test_");
+    ct_test_fresh_checkpoint_path(prefixed, sizeof prefixed, "ctorch_train_test_");
     double trained = train_and_save("mlp", 1, 0, path);
     ct_state_dict *sd = ct_load(path, "cpu");
     assert_non_null(sd);
@@ -290,7 +280,7 @@ static void a_data_parallel_run_learns_and_saves_plain_names(void **state)
     (void)state;
     if (ct_device_count(CT_OPENCL) < 2) skip();
     char path[256], args[512];
-    temporary_path(path, sizeof path);
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_train_test_");
     /* --device may name the list's first device; "opencl" is every OpenCL device. */
     snprintf(args, sizeof args, "train --device opencl:0 --data-parallel opencl --epochs 2 --save %s", path);
     int status;

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "support/fresh_path.h"
 #include "support/run_command.h"
 #include "test_common.h"
 
@@ -97,22 +98,11 @@ static double number(const cJSON *json, const char *key)
     return cJSON_GetNumberValue(item);
 }
 
-/* A fresh path for a checkpoint (the file does not exist). */
-static void temporary_path(char *path, size_t size)
-{
-    snprintf(path, size, "/tmp/ctorch_ddp_test_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    strncat(path, ".safetensors", size - strlen(path) - 1);
-}
-
 static void two_ranks_on_the_cpu_learn_print_once_and_save_plain_names(void **state)
 {
     (void)state;
     char path[256], args[512];
-    temporary_path(path, sizeof path);
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_ddp_test_");
     snprintf(args, sizeof args, "train --epochs 2 --json --save %s", path);
     int status;
     char *out = run_job(2, "CTORCH_DIST_DEVICE=cpu", args, &status, NULL);

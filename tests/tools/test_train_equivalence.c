@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "support/fresh_path.h"
 #include "test_common.h"
 #include "train.h"
 
@@ -136,10 +137,8 @@ static void a_checkpoint_from_opencl_tests_the_same_on_the_cpu(void **state)
     load_digits(&data);
     double device_accuracy;
     ct_module *model = train_on(CT_TRAIN_MLP, &data, OPENCL0, &on_device, &device_accuracy);
-    char path[] = "/tmp/ctorch_equivalence_XXXXXX.safetensors";
-    int fd = mkstemps(path, 12);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[256];
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_equivalence_");
     assert_int_equal(ct_train_checkpoint_save(model, CT_TRAIN_MLP, data.features, data.classes, 0, path), CT_OK);
 
     /* Saved from opencl:0: without a map the tensors load there, through the map onto the cpu. */
