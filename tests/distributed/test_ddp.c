@@ -91,11 +91,39 @@ static void assert_same_tensors(const ct_module *a, const ct_module *b, bool gra
     ct_named_tensors_free(pb);
 }
 
+/* `steps` SGD steps of ddp (wrapping model) on this rank's BATCH / world rows, beside reference
+ * on all BATCH rows: the gradients after the first step and the parameters after the last are the
+ * same within 1e-5. */
+static void train_beside_reference(ct_module *ddp, ct_module *model, ct_module *reference, const batches *b,
+                                   int steps, const ct_sgd_options *sgd, ct_device device, const char *what)
+{
+    int64_t local = BATCH / world_, first = rank_ * local;
+    char label[128];
+    ct_optimizer *opt = ct_optim_sgd(ddp, sgd), *ref_opt = ct_optim_sgd(reference, sgd);
+    assert_non_null(opt);
+    assert_non_null(ref_opt);
+    for (int step = 0; step < steps; step++) {
+        ct_optimizer_zero_grad(opt);
+        ct_optimizer_zero_grad(ref_opt);
+        assert_int_equal(forward_backward(ddp, b, step, first, local, device), CT_OK);
+        assert_int_equal(forward_backward(reference, b, step, 0, BATCH, device), CT_OK);
+        if (step == 0) {
+            snprintf(label, sizeof label, "%s: gradients after one step", what);
+            assert_same_tensors(model, reference, true, 1e-5, label);
+        }
+        assert_int_equal(ct_optimizer_step(opt), CT_OK);
+        assert_int_equal(ct_optimizer_step(ref_opt), CT_OK);
+    }
+    snprintf(label, sizeof label, "%s: parameters after %d steps", what, steps);
+    assert_same_tensors(model, reference, false, 1e-5, label);
+    ct_optimizer_free(opt);
+    ct_optimizer_free(ref_opt);
+}
+
 /* DDP over the world with BATCH / world rows per rank against one process with BATCH rows. */
 static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_after_wrapping, bool overlap)
 {
     batches b = make_batches();
-    int64_t local = BATCH / world_, first = rank_ * local;
     ct_module *reference = make_model(100);
     ct_module *model = make_model(100 + (uint64_t)rank_); /* rank 0's weights must win */
     assert_int_equal(ct_module_to(reference, device), CT_OK);
@@ -109,17 +137,7 @@ static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_
     assert_same_tensors(model, reference, false, 0, "parameters after wrapping");
     ct_sgd_options sgd = ct_sgd_options_default(0.05);
     sgd.momentum = 0.9;
-    ct_optimizer *opt = ct_optim_sgd(ddp, &sgd), *ref_opt = ct_optim_sgd(reference, &sgd);
-    for (int step = 0; step < STEPS; step++) {
-        ct_optimizer_zero_grad(opt);
-        ct_optimizer_zero_grad(ref_opt);
-        assert_int_equal(forward_backward(ddp, &b, step, first, local, device), CT_OK);
-        assert_int_equal(forward_backward(reference, &b, step, 0, BATCH, device), CT_OK);
-        if (step == 0) assert_same_tensors(model, reference, true, 1e-5, "gradients after one step");
-        assert_int_equal(ct_optimizer_step(opt), CT_OK);
-        assert_int_equal(ct_optimizer_step(ref_opt), CT_OK);
-    }
-    assert_same_tensors(model, reference, false, 1e-5, "parameters after 20 steps");
+    train_beside_reference(ddp, model, reference, &b, STEPS, &sgd, device, "DDP");
     ct_ddp_stats stats;
     assert_int_equal(ct_ddp_get_stats(ddp, &stats), CT_OK);
     assert_int_equal(stats.syncs, STEPS);
@@ -127,8 +145,6 @@ static void train_and_compare(ct_device device, double bucket_cap_mb, bool move_
     assert_int_equal(stats.gradient_bytes, 4 * (FEATURES * HIDDEN + HIDDEN + HIDDEN * OUTPUTS + OUTPUTS));
     /* 1 bucket at 25 MiB; 4 when each parameter fills one */
     assert_int_equal(stats.bucket_count, bucket_cap_mb >= 1 ? 1 : 4);
-    ct_optimizer_free(opt);
-    ct_optimizer_free(ref_opt);
     ct_module_release(ddp);
     ct_module_release(model);
     ct_module_release(reference);
@@ -196,7 +212,6 @@ static void ddp_with_sync_batch_norm_trains_as_one_process(void **state)
     int count = dist_test_devices(devices);
     ct_device device = devices[count - 1];
     batches b = make_batches();
-    int64_t local = BATCH / world_, first = rank_ * local;
     ct_module *models[2];
     for (int i = 0; i < 2; i++) {
         ct_manual_seed(100);
@@ -219,23 +234,11 @@ static void ddp_with_sync_batch_norm_trains_as_one_process(void **state)
     ct_module *ddp = ct_distributed_data_parallel(model, &options);
     assert_non_null(ddp);
     ct_sgd_options sgd = ct_sgd_options_default(0.05);
-    ct_optimizer *opt = ct_optim_sgd(ddp, &sgd), *ref_opt = ct_optim_sgd(reference, &sgd);
-    for (int step = 0; step < 5; step++) {
-        ct_optimizer_zero_grad(opt);
-        ct_optimizer_zero_grad(ref_opt);
-        assert_int_equal(forward_backward(ddp, &b, step, first, local, device), CT_OK);
-        assert_int_equal(forward_backward(reference, &b, step, 0, BATCH, device), CT_OK);
-        if (step == 0) assert_same_tensors(model, reference, true, 1e-5, "gradients with SyncBatchNorm");
-        assert_int_equal(ct_optimizer_step(opt), CT_OK);
-        assert_int_equal(ct_optimizer_step(ref_opt), CT_OK);
-    }
-    assert_same_tensors(model, reference, false, 1e-5, "parameters with SyncBatchNorm after 5 steps");
+    train_beside_reference(ddp, model, reference, &b, 5, &sgd, device, "DDP with SyncBatchNorm");
     ct_tensor *mean = ct_module_buffer(model, "1.running_mean"), *ref_mean = ct_module_buffer(reference, "1.running_mean");
     assert_true(relative_difference(mean, ref_mean) <= 1e-5);
     ct_release(mean);
     ct_release(ref_mean);
-    ct_optimizer_free(opt);
-    ct_optimizer_free(ref_opt);
     ct_module_release(ddp);
     ct_module_release(model);
     ct_module_release(reference);
