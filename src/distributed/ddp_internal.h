@@ -18,7 +18,8 @@ typedef struct ct_ddp_bucket {
     int first, count;     /* its parameters: order[first .. first + count) */
     int64_t numel;
     ct_tensor *flat;      /* the gradients side by side, on the parameters' device */
-    ct_tensor *host;      /* pinned copy of flat that MPI reduces, for a device bucket; else NULL */
+    ct_tensor *host;      /* pinned copy of flat that MPI reduces, for a device bucket whose
+                           * backend takes host memory only; else NULL (NCCL reduces flat) */
     ct_tensor **views;    /* per parameter: its gradient's place in flat, in its shape */
     int pending;          /* gradients of this backward not in yet */
     bool launched;

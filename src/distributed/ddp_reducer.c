@@ -102,7 +102,9 @@ static ct_status allocate_bucket(ct_ddp_reducer *r, ct_ddp_bucket *bucket)
     int64_t size[1] = {bucket->numel};
     bucket->flat = ct_tensor_alloc(FN, r->device, bucket->dtype, size, 1);
     if (!bucket->flat) return ct_last_error();
-    if (r->device.type != CT_CPU) {
+    /* A device backend (NCCL) reduces flat where it lives. For MPI the bucket keeps its own pinned
+     * copy, made once, rather than the per-call pinned copy of ct_dist_all_reduce_async. */
+    if (r->device.type != CT_CPU && !ct_dist_backend_for(r->device.type)->device_memory) {
         bucket->host = ct_tensor_alloc_pinned(FN, bucket->dtype, size, 1);
         if (!bucket->host) return ct_last_error();
     }

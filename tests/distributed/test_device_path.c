@@ -6,7 +6,8 @@
  * - when one rank cannot (its library is missing, another device), every rank goes through MPI
  *   with host staging, and the results are the same;
  * - when the communicator cannot be made, every rank goes through MPI too;
- * - an asynchronous all-reduce of a tensor the device backend takes runs at once.
+ * - an asynchronous all-reduce of a tensor the device backend takes runs at once;
+ * - DDP's buckets on such a device are reduced by the device backend, in device memory.
  * Run under mpirun with 2 ranks and with 1. */
 #include "dist_test.h"
 #include "distributed/dist_internal.h"
@@ -212,6 +213,32 @@ static void an_async_all_reduce_the_device_backend_takes_runs_at_once(void **sta
     ct_release(t);
 }
 
+static void ddp_buckets_on_a_device_the_device_backend_takes_are_reduced_in_device_memory(void **state)
+{
+    (void)state;
+    fake = (__typeof__(fake)){.refusing_rank = -1};
+    ct_manual_seed(5);
+    ct_module *model = ct_sequential((ct_module *[]){ct_linear(4, 8, true), ct_tanh_module(), ct_linear(8, 2, true)}, 3);
+    assert_int_equal(ct_module_to(model, CUDA0), CT_OK);
+    ct_ddp_options options = ct_ddp_options_default();
+    options.bucket_cap_mb = 1e-6; /* a bucket per parameter */
+    ct_module *ddp = ct_distributed_data_parallel(model, &options);
+    assert_non_null(ddp);
+    int64_t shape[2] = {3, 4};
+    ct_tensor *x = dist_test_tensor(rank_, shape, 2, 9, CT_F32, CUDA0);
+    ct_scope_push();
+    ct_tensor *loss = ct_sum(ct_module_forward(ddp, x), NULL, 0, false);
+    int calls = fake.calls;
+    size_t before = ct_test_fake_bytes_copied();
+    assert_int_equal(ct_backward(loss), CT_OK);
+    ct_scope_pop();
+    assert_int_equal(fake.calls - calls, 4); /* the 4 buckets' all-reduces */
+    assert_int_equal(ct_test_fake_bytes_copied() - before, 0);
+    ct_release(x);
+    ct_module_release(ddp);
+    ct_module_release(model);
+}
+
 int main(void)
 {
     ct_test_install_fake_cuda();
@@ -228,6 +255,7 @@ int main(void)
         cmocka_unit_test(no_communicator_every_rank_goes_through_mpi),
         cmocka_unit_test(tensors_of_other_devices_and_views_go_through_mpi),
         cmocka_unit_test(an_async_all_reduce_the_device_backend_takes_runs_at_once),
+        cmocka_unit_test(ddp_buckets_on_a_device_the_device_backend_takes_are_reduced_in_device_memory),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     ct_dist_backend_install_for_testing(CT_CUDA, NULL);
