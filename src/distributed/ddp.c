@@ -16,12 +16,6 @@ typedef struct ddp_state {
     ct_ddp_reducer *reducer;
 } ddp_state;
 
-ct_ddp_options ct_ddp_options_default(void)
-{
-    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true,
-                            .all_reduce_start = CT_DDP_START_AUTO};
-}
-
 static void ddp_state_free(void *data)
 {
     ddp_state *state = data;

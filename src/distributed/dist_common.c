@@ -1,5 +1,5 @@
-/* What the distributed layer answers with or without MPI: op names, whether MPI is built in, and
- * the world size a launcher announced. */
+/* What the distributed layer answers with or without MPI: op names, whether MPI is built in, the
+ * world size a launcher announced, and DDP's default options. */
 #include <stdlib.h>
 
 #include "core/core_internal.h"
@@ -40,4 +40,10 @@ int ct_dist_launcher_world_size(void)
         if (*end == '\0' && size >= 1 && size <= 1L << 30) return (int)size;
     }
     return 1;
+}
+
+ct_ddp_options ct_ddp_options_default(void)
+{
+    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true,
+                            .all_reduce_start = CT_DDP_START_AUTO};
 }

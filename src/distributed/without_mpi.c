@@ -107,12 +107,6 @@ ct_status ct_dist_work_wait(ct_dist_work *work)
     return CT_OK;
 }
 
-ct_ddp_options ct_ddp_options_default(void)
-{
-    return (ct_ddp_options){.bucket_cap_mb = 25.0, .find_unused_parameters = false, .broadcast_buffers = true,
-                            .all_reduce_start = CT_DDP_START_AUTO};
-}
-
 ct_module *ct_distributed_data_parallel(ct_module *module, const ct_ddp_options *options)
 {
     (void)module;
