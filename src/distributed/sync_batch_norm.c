@@ -20,6 +20,7 @@
 
 #include "distributed/dist_autograd.h"
 #include "nn/batch_norm_layer.h"
+#include "ops/ops_internal.h"
 
 static const char *const KIND = "SyncBatchNorm";
 
@@ -63,6 +64,9 @@ static ct_status check_input(const ct_module *self, const ct_tensor *x)
     if (ct_batch_norm_layer_check_input(self, x) != CT_OK) return ct_last_error();
     const ct_tensor *weight = ct_module_own_parameter(self, "weight");
     const ct_tensor *running_mean = ct_module_own_buffer(self, "running_mean");
+    ct_status status = ct_batch_norm_check_devices(KIND, x, running_mean, ct_module_own_buffer(self, "running_var"),
+                                                   weight, ct_module_own_parameter(self, "bias"));
+    if (status != CT_OK) return status;
     const ct_tensor *other = weight ? weight : running_mean;
     if (!ct_dtype_is_floating(x->dtype) || (other && other->dtype != x->dtype))
         return ct_error(CT_ERR_DTYPE, "%s: the input is %s but the layer's tensors are %s; batch "

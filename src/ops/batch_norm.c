@@ -62,22 +62,31 @@ static ct_status check_channel_tensor(const ct_tensor *input, const ct_tensor *t
     return CT_OK;
 }
 
+static const char *const operand_names[5] = {"input", "running_mean", "running_var", "weight", "bias"};
+
+ct_status ct_batch_norm_check_devices(const char *function, const ct_tensor *input,
+                                      const ct_tensor *running_mean, const ct_tensor *running_var,
+                                      const ct_tensor *weight, const ct_tensor *bias)
+{
+    const ct_tensor *all[5] = {input, running_mean, running_var, weight, bias};
+    const ct_tensor *given[5];
+    const char *given_names[5];
+    int count = 0;
+    for (int i = 0; i < 5; i++)
+        if (all[i]) {
+            given[count] = all[i];
+            given_names[count++] = operand_names[i];
+        }
+    return ct_check_operands(function, given, given_names, count);
+}
+
 static ct_status check_arguments(const ct_tensor *input, const ct_tensor *running_mean,
                                  const ct_tensor *running_var, const ct_tensor *weight,
                                  const ct_tensor *bias, bool training)
 {
     if (!input) return ct_null_argument(FN, "input"), ct_last_error();
-    const ct_tensor *given[5];
-    const char *given_names[5];
     const ct_tensor *all[5] = {input, running_mean, running_var, weight, bias};
-    const char *names[5] = {"input", "running_mean", "running_var", "weight", "bias"};
-    int count = 0;
-    for (int i = 0; i < 5; i++)
-        if (all[i]) {
-            given[count] = all[i];
-            given_names[count++] = names[i];
-        }
-    ct_status status = ct_check_operands(FN, given, given_names, count);
+    ct_status status = ct_batch_norm_check_devices(FN, input, running_mean, running_var, weight, bias);
     if (status != CT_OK) return status;
     char si[256];
     ct_shape_format(input->shape, input->ndim, si, sizeof si);
@@ -88,7 +97,7 @@ static ct_status check_arguments(const ct_tensor *input, const ct_tensor *runnin
         return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; batch normalisation needs float32 "
                         "or float64", FN, ct_dtype_name(input->dtype));
     for (int i = 1; i < 5; i++)
-        if ((status = check_channel_tensor(input, all[i], names[i])) != CT_OK) return status;
+        if ((status = check_channel_tensor(input, all[i], operand_names[i])) != CT_OK) return status;
     if (!running_mean != !running_var)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: %s is given but %s is NULL; give both running "
                         "statistics or neither", FN, running_mean ? "running_mean" : "running_var",

@@ -11,6 +11,12 @@
 ct_status ct_check_operands(const char *function, const ct_tensor *const *tensors,
                             const char *const *names, int count);
 
+/* ct_batch_norm's operands (input, then any of the others that are not NULL) on one device, as
+ * ct_check_operands says; SyncBatchNorm checks so before it communicates. */
+ct_status ct_batch_norm_check_devices(const char *function, const ct_tensor *input,
+                                      const ct_tensor *running_mean, const ct_tensor *running_var,
+                                      const ct_tensor *weight, const ct_tensor *bias);
+
 /* PyTorch's broadcasting of count shapes into out_shape/out_ndim, or CT_ERR_SHAPE naming the
  * shapes and the first dim that does not fit. */
 ct_status ct_broadcast_shapes(const char *function, const ct_tensor *const *tensors, int count,

@@ -450,6 +450,35 @@ static void errors_on_one_rank_reach_every_rank(void **state)
     ct_module_release(sync);
 }
 
+/* A rank whose layer is on another device than its input fails before communicating, naming the
+ * devices, and the others fail with its reason (in a world of 1 the layer is plain BatchNorm). */
+static void a_layer_on_another_device_than_the_input_fails_on_every_rank(void **state)
+{
+    (void)state;
+    ct_device devices[DIST_TEST_MAX_DEVICES];
+    if (dist_test_devices(devices) < 2) {
+        printf("skipped: one device here (the cpu)\n");
+        skip();
+    }
+    ct_module *sync = make_bn(1, 3, &DEFAULTS);
+    assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
+    int bad_rank = world_ - 1;
+    if (rank_ == bad_rank) assert_int_equal(ct_module_to(sync, devices[1]), CT_OK);
+    int64_t shape[2] = {4, 3};
+    ct_scope_push();
+    ct_clear_error();
+    assert_null(ct_module_forward(sync, ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU)));
+    if (rank_ == bad_rank) {
+        assert_error(CT_ERR_DEVICE, "expected all tensors to be on the same device");
+    } else {
+        char expected[64];
+        snprintf(expected, sizeof expected, "rank %d could not take part: SyncBatchNorm", bad_rank);
+        assert_error(CT_ERR_DEVICE, expected);
+    }
+    ct_scope_pop();
+    ct_module_release(sync);
+}
+
 /* ---- finite differences: the backward (the all-reduce of the statistics' gradient included)
  * against central differences of the loss of all ranks together, in float64 on the cpu ---- */
 
@@ -576,6 +605,7 @@ int main(void)
         cmocka_unit_test(eval_mode_uses_the_running_statistics_without_communicating),
         cmocka_unit_test(conversion_turns_batch_norm_layers_into_sync_batch_norm_in_place),
         cmocka_unit_test(errors_on_one_rank_reach_every_rank),
+        cmocka_unit_test(a_layer_on_another_device_than_the_input_fails_on_every_rank),
         cmocka_unit_test(gradients_match_finite_differences_of_the_loss_of_all_ranks),
     };
     return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
