@@ -112,6 +112,6 @@ int ct_cmd_eval(int argc, char **argv)
     int status = parse(argc, argv, &o);
     if (status != 0) return status;
     ct_device device;
-    if (!ct_tool_choose_device(COMMAND, o.device, &device)) return CT_EXIT_USAGE;
+    if (!ct_tool_choose_device(COMMAND, NULL, o.device, &device)) return CT_EXIT_USAGE;
     return evaluate(&o, device);
 }

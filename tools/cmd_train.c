@@ -144,7 +144,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         o->config.device = o->config.data_parallel[0];
         return 0;
     }
-    if (!ct_tool_choose_device(COMMAND, o->device, &o->config.device)) return CT_EXIT_USAGE;
+    if (!ct_tool_choose_device(COMMAND, job, o->device, &o->config.device)) return CT_EXIT_USAGE;
     return 0;
 }
 
@@ -302,7 +302,7 @@ int ct_cmd_train(int argc, char **argv)
     int status = parse(argc, argv, &job, &o);
     ct_tool_job_quiet_end(quiet);
     if (status == 0 && !o.help && job.distributed &&
-        !ct_tool_job_choose_device(COMMAND, &job, o.device, &o.config.device))
+        !ct_tool_choose_device(COMMAND, &job, o.device, &o.config.device))
         status = CT_EXIT_USAGE;
     o.config.distributed = job.distributed;
     /* Every rank has checked its part: they go on, or end, together. */

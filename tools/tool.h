@@ -40,9 +40,12 @@ bool ct_arg_readable_file(const char *command, const char *option, const char *p
 void ct_tool_prefer_passive_waiting(char **argv);
 
 /* ---- devices (tools/tool_device.c) ---- */
-/* The device named by text (`--device`), or the best one here (ct_best_device, which reads
- * CTORCH_DEVICE) when text is NULL. */
-bool ct_tool_choose_device(const char *command, const char *text, ct_device *out);
+/* The device named by text (`--device`). When text is NULL: the best one here (ct_best_device,
+ * which reads CTORCH_DEVICE), or for one rank of a job of several (job, may be NULL) ct_dist_device's
+ * (from the local rank, or CTORCH_DIST_DEVICE). false after printing the error, with the rank in
+ * a job. */
+struct ct_tool_job;
+bool ct_tool_choose_device(const char *command, const struct ct_tool_job *job, const char *text, ct_device *out);
 /* "Using CPU" or "Using opencl:0 (pthread-AMD EPYC ...)", as the seeds print "Using GPU". */
 void ct_tool_print_using(FILE *out, ct_device device);
 /* The devices of `--data-parallel text`: a list of devices of one type, each once
@@ -71,10 +74,6 @@ int ct_tool_job_quiet_begin(const ct_tool_job *job);
 void ct_tool_job_quiet_end(int saved);
 /* The largest of every rank's status (a collective), so that all ranks go on, or end, together. */
 int ct_tool_job_agree(const ct_tool_job *job, int status);
-/* This rank's device: --device's (text, the same for every rank) or, when text is NULL,
- * ct_dist_device's (from the local rank, or CTORCH_DIST_DEVICE). false after printing, with the
- * rank. */
-bool ct_tool_job_choose_device(const char *command, const ct_tool_job *job, const char *text, ct_device *out);
 /* Reports a failure while working. Alone: "ctorch <command>: message", and returns status. In a
  * job of several: "ctorch <command>: rank R of N: message", then ends every rank at once with
  * status (ct_dist_abort: the others may be waiting for this one in a collective). */

@@ -4,15 +4,18 @@
 
 #include "tool.h"
 
-bool ct_tool_choose_device(const char *command, const char *text, ct_device *out)
+bool ct_tool_choose_device(const char *command, const ct_tool_job *job, const char *text, ct_device *out)
 {
+    bool one_rank = job && job->distributed;
+    char rank[64] = "";
+    if (one_rank) snprintf(rank, sizeof rank, "rank %d of %d: ", job->rank, job->world_size);
     if (text) {
         if (ct_device_parse(text, out) == CT_OK) return true;
-        fprintf(stderr, "ctorch %s: --device: %s\n", command, ct_last_error_message());
+        fprintf(stderr, "ctorch %s: %s--device: %s\n", command, rank, ct_last_error_message());
         return false;
     }
-    if (ct_best_device(out) == CT_OK) return true;
-    fprintf(stderr, "ctorch %s: choosing the device: %s\n", command, ct_last_error_message());
+    if ((one_rank ? ct_dist_device(out) : ct_best_device(out)) == CT_OK) return true;
+    fprintf(stderr, "ctorch %s: %schoosing the device: %s\n", command, rank, ct_last_error_message());
     return false;
 }
 
@@ -63,7 +66,7 @@ bool ct_tool_choose_data_parallel(const char *command, const char *text, const c
     }
     if (device_text) {
         ct_device device;
-        if (!ct_tool_choose_device(command, device_text, &device)) return false;
+        if (!ct_tool_choose_device(command, NULL, device_text, &device)) return false;
         if (ct_device_resolve(device, &device) != CT_OK || !ct_device_equal(device, out[0])) {
             fprintf(stderr, "ctorch %s: --device %s conflicts with --data-parallel '%s', whose first device %s "
                     "holds the model and the batches; leave --device out\n", command, device_text, text,

@@ -55,20 +55,6 @@ int ct_tool_job_agree(const ct_tool_job *job, int status)
     return (int)worst;
 }
 
-bool ct_tool_job_choose_device(const char *command, const ct_tool_job *job, const char *text, ct_device *out)
-{
-    if (text) {
-        if (ct_device_parse(text, out) == CT_OK) return true;
-        fprintf(stderr, "ctorch %s: rank %d of %d: --device: %s\n", command, job->rank, job->world_size,
-                ct_last_error_message());
-        return false;
-    }
-    if (ct_dist_device(out) == CT_OK) return true;
-    fprintf(stderr, "ctorch %s: rank %d of %d: choosing the device: %s\n",
-            command, job->rank, job->world_size, ct_last_error_message());
-    return false;
-}
-
 int ct_tool_job_fail(const char *command, const ct_tool_job *job, int status, const char *message)
 {
     if (!job->distributed) {
