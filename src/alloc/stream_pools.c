@@ -8,12 +8,19 @@
 #include "alloc/alloc_internal.h"
 #include "core/core_internal.h"
 
+/* Where the pool of a stream other than the default one is in a's list, or -1. */
+static int stream_pool_index(const ct_device_allocator *a, uint64_t stream_id)
+{
+    for (int i = 0; i < a->stream_pool_count; i++)
+        if (a->stream_pools[i]->stream_id == stream_id) return i;
+    return -1;
+}
+
 ct_stream_pool *ct_stream_pool_find(ct_device_allocator *a, uint64_t stream_id)
 {
     if (stream_id == 0) return &a->default_pool;
-    for (int i = 0; i < a->stream_pool_count; i++)
-        if (a->stream_pools[i]->stream_id == stream_id) return a->stream_pools[i];
-    return NULL;
+    int i = stream_pool_index(a, stream_id);
+    return i >= 0 ? a->stream_pools[i] : NULL;
 }
 
 ct_stream_pool *ct_stream_pool_get(ct_device_allocator *a, uint64_t stream_id, void *stream)
@@ -61,23 +68,15 @@ void ct_stream_pools_forget_stream(ct_device device, uint64_t stream_id)
     ct_device_allocator *a = ct_allocator_of(device);
     if (!a || stream_id == 0) return;
     pthread_mutex_lock(&a->lock);
-    ct_stream_pool *pool = NULL;
-    for (int i = 0; i < a->stream_pool_count && !pool; i++) {
-        if (a->stream_pools[i]->stream_id != stream_id) continue;
-        pool = a->stream_pools[i];
+    int i = stream_pool_index(a, stream_id);
+    if (i >= 0) {
+        ct_stream_pool *pool = a->stream_pools[i];
         a->stream_pools[i] = a->stream_pools[--a->stream_pool_count];
-    }
-    if (pool) {
         for (int c = 0; c < CT_SIZE_CLASSES; c++) {
             ct_block *block;
             while ((block = ct_stream_pool_take(pool, c))) ct_stream_pool_put(a, block); /* to the default pool */
         }
         free(pool);
-    }
-    if (a->stream_pool_count == 0) { /* the last one: give the list back */
-        free(a->stream_pools);
-        a->stream_pools = NULL;
-        a->stream_pool_capacity = 0;
     }
     /* The stream's events have happened: the frees that waited only for it are done. */
     if (a->pending) ct_pending_frees_collect(a, device, false);
