@@ -128,8 +128,9 @@ static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_grap
         ct_node *node = all.items[i];
         node->visited = false;
         node->dependencies = 0;
-        for (int i = 0; i < node->ninputs; i++)
-            if (node->next_leaves[i]) node->next_leaves[i]->pending_grads = 0; /* after a failure */
+        /* A failure leaves edges unrun; on success every leaf's count is back to 0. */
+        for (int input = 0; status != CT_OK && input < node->ninputs; input++)
+            if (node->next_leaves[input]) node->next_leaves[input]->pending_grads = 0;
         ct_release(node->grad_sum);
         node->grad_sum = NULL;
         if (!retain_graph) ct_node_release_saved(node);
