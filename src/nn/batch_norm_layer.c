@@ -7,37 +7,29 @@
 #include "ctorch/nn_functional.h"
 #include "nn/batch_norm_layer.h"
 
-typedef ct_batch_norm_layer batch_norm;
-
 ct_batch_norm_options ct_batch_norm_options_default(void)
 {
     return (ct_batch_norm_options){.eps = 1e-5, .momentum = 0.1, .affine = true, .track_running_stats = true};
-}
-
-/* num_batches_tracked += 1, on its device, in its dtype (int64). */
-static ct_status count_batch(ct_tensor *counter)
-{
-    ct_tensor *one = ct_ones(NULL, 0, CT_I64, counter->storage->device);
-    ct_tensor *next = ct_add(counter, one);
-    ct_status status = next ? ct_copy_(counter, next) : ct_last_error();
-    ct_release(one);
-    ct_release(next);
-    return status;
 }
 
 ct_status ct_batch_norm_layer_count_batch(ct_module *self)
 {
     ct_tensor *counter = ct_module_own_buffer(self, "num_batches_tracked");
     if (!counter) return CT_OK;
+    /* += 1, on its device, in its dtype (int64) */
     ct_no_grad_push();
-    ct_status status = count_batch(counter);
+    ct_tensor *one = ct_ones(NULL, 0, CT_I64, counter->storage->device);
+    ct_tensor *next = ct_add(counter, one);
+    ct_status status = next ? ct_copy_(counter, next) : ct_last_error();
+    ct_release(one);
+    ct_release(next);
     ct_no_grad_pop();
     return status;
 }
 
 ct_status ct_batch_norm_layer_check_input(const ct_module *self, const ct_tensor *x)
 {
-    const batch_norm *bn = self->data;
+    const ct_batch_norm_layer *bn = self->data;
     bool two_d = bn->dims == 2;
     if (two_d ? x->ndim != 4 : (x->ndim != 2 && x->ndim != 3))
         return ct_error(CT_ERR_SHAPE, "%s: expected %s input (got %dD input)", self->kind,
@@ -55,7 +47,7 @@ ct_status ct_batch_norm_layer_check_input(const ct_module *self, const ct_tensor
 ct_tensor *ct_batch_norm_layer_forward(ct_module *self, const ct_tensor *x)
 {
     CT_API_ENTER;
-    const batch_norm *bn = self->data;
+    const ct_batch_norm_layer *bn = self->data;
     if (ct_batch_norm_layer_check_input(self, x) != CT_OK) return ct_api_return(NULL);
     const ct_batch_norm_options *o = &bn->options;
     bool use_batch_statistics = self->training || !o->track_running_stats;
@@ -69,7 +61,7 @@ ct_tensor *ct_batch_norm_layer_forward(ct_module *self, const ct_tensor *x)
 
 static char *batch_norm_describe(const ct_module *m)
 {
-    const batch_norm *bn = m->data;
+    const ct_batch_norm_layer *bn = m->data;
     char *s = malloc(160);
     if (s)
         snprintf(s, 160, "%lld, eps=%g, momentum=%g, affine=%s, track_running_stats=%s",
@@ -98,9 +90,9 @@ static ct_module *make(const char *function, const char *kind, int dims, int64_t
     if (!(o.eps > 0.0) || !(o.momentum >= 0.0 && o.momentum <= 1.0))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: eps %g must be positive and momentum %g in "
                              "[0, 1]", function, o.eps, o.momentum);
-    batch_norm *data = malloc(sizeof *data);
+    ct_batch_norm_layer *data = malloc(sizeof *data);
     if (!data) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
-    *data = (batch_norm){num_features, dims, o};
+    *data = (ct_batch_norm_layer){num_features, dims, o};
     ct_module *m = ct_module_create(kind, ct_batch_norm_layer_forward, data, free);
     if (!m) {
         free(data);
