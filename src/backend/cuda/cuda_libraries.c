@@ -12,8 +12,12 @@
 #define CTORCH_CUDA_TOOLKIT_LIBDIR "" /* the build saw no toolkit folder: the search path only */
 #endif
 
-void *ct_cuda_open_library(const char *what, const char *variable, const char *const names[],
-                           bool toolkit_fallback, char *reason, size_t reason_size)
+/* dlopen of the file `variable` names when it is set, else of each of `names` (a NULL-terminated
+ * list) through the loader's search path, then in the toolkit's library folder when
+ * `toolkit_fallback`. NULL with "<what> not found (<dlerror>)" in reason. The handle is never
+ * closed. */
+static void *open_library(const char *what, const char *variable, const char *const names[],
+                          bool toolkit_fallback, char *reason, size_t reason_size)
 {
     const char *chosen = variable ? getenv(variable) : NULL;
     if (chosen && chosen[0]) {
@@ -40,8 +44,10 @@ void *ct_cuda_open_library(const char *what, const char *variable, const char *c
     return NULL;
 }
 
-bool ct_cuda_find_function(void *library, const char *library_name, const char *symbol,
-                           void **slot, char *reason, size_t reason_size)
+/* dlsym of one function into *slot (a member of a table, as void *: POSIX's idiom for function
+ * pointers); false with "<library> has no function <symbol> (<dlerror>)" in reason. */
+static bool find_function(void *library, const char *library_name, const char *symbol, void **slot,
+                          char *reason, size_t reason_size)
 {
     dlerror();
     *slot = dlsym(library, symbol);
@@ -61,8 +67,8 @@ typedef struct opened_table {
 
 /* Looks up f of a list into table->f, while every earlier one was found. */
 #define CT_CUDA_FIND_(f)                                                                         \
-    if (ok) ok = ct_cuda_find_function(library, library_name, CT_CUDA_SYMBOL(f),                \
-                                       (void **)&table->f, state->reason, sizeof state->reason);
+    if (ok) ok = find_function(library, library_name, CT_CUDA_SYMBOL(f), (void **)&table->f,    \
+                               state->reason, sizeof state->reason);
 
 /* ---- the driver: the loader's search path only (the toolkit has a link stub, never a driver) */
 
@@ -73,7 +79,7 @@ static void open_driver(void)
 {
     static const char *const names[] = {"libcuda.so.1", NULL};
     const char *library_name = "the CUDA driver library";
-    void *library = ct_cuda_open_library("CUDA driver library", "CTORCH_CUDA_DRIVER", names, false,
+    void *library = open_library("CUDA driver library", "CTORCH_CUDA_DRIVER", names, false,
                                          driver_state.reason, sizeof driver_state.reason);
     if (!library) return;
     ct_cuda_driver *table = &driver_table;
@@ -99,7 +105,7 @@ static void open_nvrtc(void)
 {
     static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
     const char *library_name = "NVRTC";
-    void *library = ct_cuda_open_library("NVRTC (the CUDA kernel compiler)", "CTORCH_CUDA_NVRTC",
+    void *library = open_library("NVRTC (the CUDA kernel compiler)", "CTORCH_CUDA_NVRTC",
                                          names, true, nvrtc_state.reason, sizeof nvrtc_state.reason);
     if (!library) return;
     ct_cuda_nvrtc *table = &nvrtc_table;
@@ -123,7 +129,7 @@ static void open_cublas(void)
 {
     static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};
     const char *library_name = "cuBLAS";
-    void *library = ct_cuda_open_library("cuBLAS", "CTORCH_CUDA_CUBLAS", names, true,
+    void *library = open_library("cuBLAS", "CTORCH_CUDA_CUBLAS", names, true,
                                          cublas_state.reason, sizeof cublas_state.reason);
     if (!library) return;
     ct_cuda_cublas *table = &cublas_table;

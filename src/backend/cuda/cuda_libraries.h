@@ -1,6 +1,6 @@
 /* The CUDA libraries, opened at run time (dlopen) so that one ctorch binary runs on machines with
  * and without a GPU: the driver (libcuda.so.1, which only a machine with an NVIDIA driver has),
- * NVRTC (the kernel compiler), cuBLAS and NCCL (from the toolkit). Each is a table of function
+ * NVRTC (the kernel compiler) and cuBLAS (from the toolkit). Each is a table of function
  * pointers filled from the library by name; nothing here is linked at build time, and the
  * toolkit's headers give the types only.
  *
@@ -14,7 +14,9 @@
  *   driver   CTORCH_CUDA_DRIVER       libcuda.so.1
  *   nvrtc    CTORCH_CUDA_NVRTC        libnvrtc.so.13, libnvrtc.so
  *   cublas   CTORCH_CUDA_CUBLAS       libcublas.so.13, libcublas.so
- *   nccl     CTORCH_CUDA_NCCL         libnccl.so.2, libnccl.so
+ *
+ * NCCL is opened the same way by the distributed layer's NCCL backend (src/distributed/
+ * nccl_backend.c), which has its own list and folder.
  *
  * The lists below are the whole of what ctorch calls: a stand-in library implements exactly
  * these. Names go through the headers' macros (cuMemAlloc is cuMemAlloc_v2 in the library, and
@@ -51,9 +53,6 @@
     X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSgemm) X(cublasDgemm)                \
     X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
 
-/* NCCL's types without its header where the toolkit has none: the table is declared by the
- * distributed layer's NCCL backend (src/distributed/), which includes <nccl.h> itself. */
-
 #define CT_CUDA_MEMBER_(f) __typeof__(&f) f;
 
 typedef struct ct_cuda_driver {
@@ -77,16 +76,5 @@ typedef struct ct_cuda_cublas {
 const ct_cuda_driver *ct_cuda_driver_library(char *reason, size_t reason_size);
 const ct_cuda_nvrtc *ct_cuda_nvrtc_library(char *reason, size_t reason_size);
 const ct_cuda_cublas *ct_cuda_cublas_library(char *reason, size_t reason_size);
-
-/* What the tables above are opened with, for other libraries of the toolkit (NCCL): dlopen of
- * the file `variable` names when it is set, else of each of `names` (a NULL-terminated list)
- * through the loader's search path, then in the toolkit's library folder when `toolkit_fallback`.
- * NULL with "<what> not found (<dlerror>)" in reason. The handle is never closed. */
-void *ct_cuda_open_library(const char *what, const char *variable, const char *const names[],
-                           bool toolkit_fallback, char *reason, size_t reason_size);
-/* dlsym of one function into *slot (a member of a table, as void *: POSIX's idiom for function
- * pointers); false with "<library> has no function <symbol> (<dlerror>)" in reason. */
-bool ct_cuda_find_function(void *library, const char *library_name, const char *symbol,
-                           void **slot, char *reason, size_t reason_size);
 
 #endif
