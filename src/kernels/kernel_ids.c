@@ -14,30 +14,36 @@ const char *ct_kernel_name(ct_kernel_id id)
     return (id >= 0 && id < CT_KERNEL_COUNT) ? kernel_names[id] : "invalid";
 }
 
-/* The family (the .ct source) of each kernel, as CT_KERNEL_SOURCES names them. */
-#define CT_KERNEL_IN_FILL(name) [CT_K_##name] = "fill",
-#define CT_KERNEL_IN_COPY(name) [CT_K_##name] = "copy",
-#define CT_KERNEL_IN_ELEMENTWISE(name) [CT_K_##name] = "elementwise",
-#define CT_KERNEL_IN_RANDOM(name) [CT_K_##name] = "random",
-#define CT_KERNEL_IN_REDUCE(name) [CT_K_##name] = "reduce",
-#define CT_KERNEL_IN_INDEX(name) [CT_K_##name] = "index",
-#define CT_KERNEL_IN_NN(name) [CT_K_##name] = "nn",
-#define CT_KERNEL_IN_OPTIM(name) [CT_K_##name] = "optim",
-static const char *const kernel_families[CT_KERNEL_COUNT] = {
+/* The family (the .ct source) of each kernel. */
+#define CT_KERNEL_IN_FILL(name) [CT_K_##name] = CT_KERNEL_FAMILY_fill,
+#define CT_KERNEL_IN_COPY(name) [CT_K_##name] = CT_KERNEL_FAMILY_copy,
+#define CT_KERNEL_IN_ELEMENTWISE(name) [CT_K_##name] = CT_KERNEL_FAMILY_elementwise,
+#define CT_KERNEL_IN_RANDOM(name) [CT_K_##name] = CT_KERNEL_FAMILY_random,
+#define CT_KERNEL_IN_REDUCE(name) [CT_K_##name] = CT_KERNEL_FAMILY_reduce,
+#define CT_KERNEL_IN_INDEX(name) [CT_K_##name] = CT_KERNEL_FAMILY_index,
+#define CT_KERNEL_IN_NN(name) [CT_K_##name] = CT_KERNEL_FAMILY_nn,
+#define CT_KERNEL_IN_OPTIM(name) [CT_K_##name] = CT_KERNEL_FAMILY_optim,
+static const signed char kernel_families[CT_KERNEL_COUNT] = {
     CT_FILL_KERNELS(CT_KERNEL_IN_FILL) CT_COPY_KERNELS(CT_KERNEL_IN_COPY)
     CT_ELEMENTWISE_KERNELS(CT_KERNEL_IN_ELEMENTWISE) CT_RANDOM_KERNELS(CT_KERNEL_IN_RANDOM)
     CT_REDUCE_KERNELS(CT_KERNEL_IN_REDUCE) CT_INDEX_KERNELS(CT_KERNEL_IN_INDEX)
     CT_NN_KERNELS(CT_KERNEL_IN_NN) CT_OPTIM_KERNELS(CT_KERNEL_IN_OPTIM)
 };
 
+int ct_kernel_family_of(ct_kernel_id id)
+{
+    return (id > CT_K_NONE && id < CT_KERNEL_COUNT) ? kernel_families[id] : -1;
+}
+
 const char *ct_kernel_family(ct_kernel_id id)
 {
-    return (id > CT_K_NONE && id < CT_KERNEL_COUNT) ? kernel_families[id] : NULL;
+    int family = ct_kernel_family_of(id);
+    return family >= 0 ? ct_kernel_family_names[family] : NULL;
 }
 
 int ct_kernel_family_index(const char *family)
 {
-    for (int f = 0; family && f < ct_kernel_family_count; f++)
+    for (int f = 0; family && f < CT_KERNEL_FAMILY_COUNT; f++)
         if (strcmp(ct_kernel_family_names[f], family) == 0) return f;
     return -1;
 }

@@ -28,9 +28,10 @@
 
 /* The kernel sources, in the order a backend compiles them (after dialect.h). */
 #define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(index) X(nn) X(optim)
-#define CT_KERNEL_FAMILY_PLUS_ONE(family) +1
-enum { CT_KERNEL_FAMILY_COUNT = 0 CT_KERNEL_SOURCES(CT_KERNEL_FAMILY_PLUS_ONE) };
-#undef CT_KERNEL_FAMILY_PLUS_ONE
+/* A family's index: its place in CT_KERNEL_SOURCES, and in kernel_sources.h's tables. */
+#define CT_KERNEL_FAMILY_ENUM_ENTRY(family) CT_KERNEL_FAMILY_##family,
+enum { CT_KERNEL_SOURCES(CT_KERNEL_FAMILY_ENUM_ENTRY) CT_KERNEL_FAMILY_COUNT };
+#undef CT_KERNEL_FAMILY_ENUM_ENTRY
 
 #define CT_KERNEL_ENUM_ENTRY(name) CT_K_##name,
 typedef enum ct_kernel_id {
@@ -51,12 +52,12 @@ typedef enum ct_kernel_id {
 
 /* "fill_f32": the name the kernel has in its source. */
 const char *ct_kernel_name(ct_kernel_id id);
-/* "fill": the family (src/kernels/<family>.ct) that defines the kernel; NULL for no kernel. A
+/* The index of the family (src/kernels/<family>.ct) that defines the kernel; -1 for no kernel. A
  * backend that compiles families at run time builds this one for the kernel's first launch. */
+int ct_kernel_family_of(ct_kernel_id id);
+/* "fill": that family's name; NULL for no kernel. */
 const char *ct_kernel_family(ct_kernel_id id);
-/* The index of the family named `family` in CT_KERNEL_SOURCES, which is its index in
- * kernel_sources.h's ct_kernel_family_names and ct_kernel_family_sources; -1 for NULL or a name
- * that is no family. ct_kernel_family_index(ct_kernel_family(id)): the family of kernel id. */
+/* The index of the family named `family`; -1 for NULL or a name that is no family. */
 int ct_kernel_family_index(const char *family);
 
 #endif

@@ -191,10 +191,10 @@ static void every_kernel_belongs_to_a_family_the_backend_builds(void **state)
     (void)state;
 #ifdef CTORCH_HAVE_OPENCL
     for (int id = 1; id < CT_KERNEL_COUNT; id++)
-        if (ct_opencl_kernel_family(id) < 0)
+        if (ct_kernel_family_of((ct_kernel_id)id) < 0)
             fail_msg("kernel '%s' has no family in the OpenCL backend", ct_kernel_name((ct_kernel_id)id));
-    assert_int_equal(ct_opencl_kernel_family(CT_K_NONE), -1);
-    assert_int_equal(ct_opencl_kernel_family(CT_KERNEL_COUNT), -1);
+    assert_int_equal(ct_kernel_family_of(CT_K_NONE), -1);
+    assert_int_equal(ct_kernel_family_of(CT_KERNEL_COUNT), -1);
 #else
     skip();
 #endif

@@ -37,10 +37,13 @@ static void every_kernel_id_has_its_own_name(void **state)
             assert_string_not_equal(name, ct_kernel_name((ct_kernel_id)other));
     }
     assert_string_equal(ct_kernel_name(CT_KERNEL_COUNT), "invalid");
-    /* every kernel has a family, one of the embedded sources */
+    /* every kernel has a family, one of the embedded sources, whose index is its place there
+     * (CT_KERNEL_SOURCES and the embedded tables list the families in one order) */
+    assert_int_equal(ct_kernel_family_count, CT_KERNEL_FAMILY_COUNT);
     for (int id = 1; id < CT_KERNEL_COUNT; id++) {
         const char *family = ct_kernel_family((ct_kernel_id)id);
         assert_non_null(family);
+        assert_int_equal(ct_kernel_family_index(family), ct_kernel_family_of((ct_kernel_id)id));
         bool embedded = false;
         for (int f = 0; f < ct_kernel_family_count; f++)
             embedded |= strcmp(family, ct_kernel_family_names[f]) == 0;

@@ -18,9 +18,6 @@
 #include "kernels/kernel_ids.h"
 
 #define CT_CUDA_MAX_DEVICES CT_MAX_DEVICES_PER_TYPE
-#define CT_CUDA_MAX_FAMILIES 32
-_Static_assert(CT_KERNEL_FAMILY_COUNT <= CT_CUDA_MAX_FAMILIES,
-               "a device keeps one module per kernel family");
 
 typedef struct ct_cuda_device {
     CUdevice id;
@@ -37,7 +34,7 @@ typedef struct ct_cuda_device {
 
     /* Kernels: a module per family (built on first use), a function per kernel id. */
     pthread_mutex_t kernels_lock;
-    CUmodule modules[CT_CUDA_MAX_FAMILIES];
+    CUmodule modules[CT_KERNEL_FAMILY_COUNT];
     _Atomic(CUfunction) functions[CT_KERNEL_COUNT];
 
     /* cuBLAS: one handle, created on the first product, used under the lock (its stream is

@@ -142,7 +142,7 @@ ct_status ct_cuda_function(int index, int kernel, CUfunction *out)
     ct_cuda_device *device = &ct_cuda_devices[index];
     *out = atomic_load_explicit(&device->functions[kernel], memory_order_acquire);
     if (*out) return CT_OK;
-    int family = ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
+    int family = ct_kernel_family_of((ct_kernel_id)kernel);
     if (family < 0)
         return ct_error(CT_ERR_INTERNAL, "cuda: kernel '%s' belongs to no kernel family",
                         ct_kernel_name((ct_kernel_id)kernel));
@@ -183,7 +183,7 @@ static void drop_family(int family)
         ct_cuda_device *device = &ct_cuda_devices[i];
         pthread_mutex_lock(&device->kernels_lock);
         for (int id = 1; id < CT_KERNEL_COUNT; id++)
-            if (ct_kernel_family_index(ct_kernel_family((ct_kernel_id)id)) == family)
+            if (ct_kernel_family_of((ct_kernel_id)id) == family)
                 atomic_store(&device->functions[id], NULL);
         if (device->modules[family] && ct_cuda_enter(i) == CT_OK) {
             ct_cu->cuCtxSynchronize(); /* no launch of its kernels may still be queued */

@@ -24,9 +24,6 @@ int ct_opencl_parse_visible_devices(const char *text, int physical_count, int *l
 /* The physical index of visible device `index`, or -1 when there is no such device. */
 int ct_opencl_physical_index(int index);
 
-/* The index of a kernel id's family in ct_kernel_family_names, or -1. */
-int ct_opencl_kernel_family(int kernel);
-
 /* Builds (once) the program of a kernel's family on visible device `index` and makes the
  * kernel's cl_kernel there, as its first launch would: CT_ERR_BACKEND with the build log when
  * the family does not build. Tests use it to show that every kernel exists on every device. */

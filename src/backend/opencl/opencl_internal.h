@@ -16,9 +16,6 @@
 
 #define CT_OPENCL_MAX_DEVICES CT_MAX_DEVICES_PER_TYPE
 #define CT_OPENCL_MAX_PLATFORMS 16
-#define CT_OPENCL_MAX_FAMILIES 32
-_Static_assert(CT_KERNEL_FAMILY_COUNT <= CT_OPENCL_MAX_FAMILIES,
-               "a device keeps one program per kernel family");
 
 typedef struct ct_opencl_device {
     cl_device_id id;
@@ -35,7 +32,7 @@ typedef struct ct_opencl_device {
     /* A cl_kernel's arguments are shared state: setting them and enqueueing happen under this
      * lock, as do building and dropping this device's programs. */
     pthread_mutex_t lock;
-    cl_program programs[CT_OPENCL_MAX_FAMILIES];
+    cl_program programs[CT_KERNEL_FAMILY_COUNT];
     cl_kernel kernels[CT_KERNEL_COUNT];
 
     /* The streams (extra in-order queues) alive on the device, for synchronize. */

@@ -13,12 +13,6 @@
 
 #define CT_OPENCL_BUILD_OPTIONS "-cl-std=CL1.2"
 
-int ct_opencl_kernel_family(int kernel)
-{
-    if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT) return -1;
-    return ct_kernel_family_index(ct_kernel_family((ct_kernel_id)kernel));
-}
-
 /* The families' sources on OpenCL devices: the embedded ones, or the tests' replacements. */
 static ct_family_sources family_sources = CT_FAMILY_SOURCES_INIT;
 
@@ -72,10 +66,10 @@ ct_status ct_opencl_kernel_locked(int index, int kernel, cl_kernel *out)
         *out = device->kernels[kernel];
         return CT_OK;
     }
-    int family = ct_opencl_kernel_family(kernel);
+    int family = ct_kernel_family_of((ct_kernel_id)kernel);
     if (family < 0)
-        return ct_error(CT_ERR_INTERNAL, "opencl: kernel '%s' belongs to no family the OpenCL "
-                        "backend knows (see CT_OPENCL_FAMILY_LISTS)",
+        return ct_error(CT_ERR_INTERNAL, "opencl: kernel '%s' belongs to no kernel family "
+                        "(src/kernels/kernel_ids.c)",
                         ct_kernel_name((ct_kernel_id)kernel));
     if (!device->programs[family]) {
         ct_status status = build_program(index, family, &device->programs[family]);
@@ -113,7 +107,7 @@ static void drop_family(int family)
         ct_opencl_device *device = &ct_opencl_devices[i];
         pthread_mutex_lock(&device->lock);
         for (int id = 1; id < CT_KERNEL_COUNT; id++) {
-            if (device->kernels[id] && ct_opencl_kernel_family(id) == family) {
+            if (device->kernels[id] && ct_kernel_family_of((ct_kernel_id)id) == family) {
                 clReleaseKernel(device->kernels[id]);
                 device->kernels[id] = NULL;
             }
