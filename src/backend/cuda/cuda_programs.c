@@ -43,6 +43,7 @@ static ct_status compile(int index, int family, const ct_cuda_nvrtc *nvrtc, cons
 {
     const ct_cuda_device *device = &ct_cuda_devices[index];
     const char *name = ct_kernel_family_names[family];
+    *ptx = NULL;
     nvrtcProgram program;
     nvrtcResult result = nvrtc->nvrtcCreateProgram(&program, text, name, 0, NULL, NULL);
     if (result != NVRTC_SUCCESS)
@@ -82,12 +83,6 @@ static ct_status compile(int index, int family, const ct_cuda_nvrtc *nvrtc, cons
     return status;
 }
 
-/* Loads PTX as a module on the current context. */
-static CUresult load_module(const char *ptx, CUmodule *module)
-{
-    return ct_cu->cuModuleLoadData(module, ptx);
-}
-
 /* Builds a family's module for a device: PTX from the disk cache, else from NVRTC. The caller
  * holds the device's kernels lock; the device's context is current. */
 static ct_status build_module(int index, int family, CUmodule *module)
@@ -112,7 +107,7 @@ static ct_status build_module(int index, int family, CUmodule *module)
 
     char *ptx = ct_cuda_cache_read(key);
     CUresult result = CUDA_ERROR_INVALID_PTX;
-    if (ptx && (result = load_module(ptx, module)) != CUDA_SUCCESS) {
+    if (ptx && (result = ct_cu->cuModuleLoadData(module, ptx)) != CUDA_SUCCESS) {
         ct_log_message(CT_LOG_INFO, "cuda:%d: the driver refused cached PTX of '%s': compiling again",
                        index, ct_kernel_family_names[family]);
         ct_cuda_cache_discard(key);
@@ -120,9 +115,8 @@ static ct_status build_module(int index, int family, CUmodule *module)
     ct_status status = CT_OK;
     if (result != CUDA_SUCCESS) {
         free(ptx);
-        ptx = NULL;
         status = compile(index, family, nvrtc, text, options, (int)CT_ARRAY_LEN(options), &ptx);
-        if (status == CT_OK) result = load_module(ptx, module);
+        if (status == CT_OK) result = ct_cu->cuModuleLoadData(module, ptx);
         if (status == CT_OK && result == CUDA_SUCCESS) ct_cuda_cache_write(key, ptx);
     }
     free(ptx);
