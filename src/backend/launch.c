@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "backend/backend.h"
@@ -22,11 +23,32 @@ ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const b
                            work_per_item);
 }
 
-ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args)
+/* The BLAS libraries (OpenBLAS's cblas, CLBlast, cuBLAS) take int sizes: larger ones are
+ * refused here rather than wrapped. */
+static bool fits_int(const ct_gemm_args *g)
+{
+    long values[] = {g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->batch};
+    for (size_t i = 0; i < CT_ARRAY_LEN(values); i++)
+        if (values[i] > INT_MAX) return false;
+    return true;
+}
+
+ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *g)
 {
     const ct_backend *backend = ct_backend_of(device);
     if (!backend) return ct_last_error();
-    return backend->gemm(device.index, ct_current_stream_handle(device), args);
+    char name[CT_DEVICE_STRING_MAX];
+    if (g->m <= 0 || g->n <= 0 || g->batch <= 0) return CT_OK;
+    if (g->a_offset < 0 || g->b_offset < 0 || g->c_offset < 0 || g->a_batch_stride < 0 ||
+        g->b_batch_stride < 0 || g->c_batch_stride < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "gemm on %s: negative offsets or batch strides",
+                        ct_device_format(device, name, sizeof name));
+    if (!fits_int(g))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "gemm on %s: %ld x %ld x %ld (batch %ld, leading dims "
+                        "%ld, %ld, %ld) exceeds the BLAS libraries' int sizes",
+                        ct_device_format(device, name, sizeof name), g->m, g->n, g->k, g->batch, g->lda,
+                        g->ldb, g->ldc);
+    return backend->gemm(device.index, ct_current_stream_handle(device), g);
 }
 
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
