@@ -2,12 +2,14 @@
  * threads, each queued operation paused a little (CTORCH_CUDA_STANDIN_DELAY_US, set by ctest), so
  * that a copy read before it has finished reads the wrong values: to a device and back, from one
  * device to the other, from a thread that never used CUDA, and non-blocking copies from pinned
- * memory on streams ordered by events. */
+ * memory on streams ordered by events; and overlapping ranges of one device move as memmove does. */
 #include <pthread.h>
 
 #include "standin_test.h"
 
 #include "ctorch/stream.h"
+#include "device/backend_interface.h"
+#include "tensor/tensor_internal.h"
 
 enum { N = 1000 };
 
@@ -133,6 +135,27 @@ static void test_non_blocking_copies_from_pinned_memory_on_streams(void **state)
     assert_int_equal(ct_synchronize(CUDA0), CT_OK);
 }
 
+static void test_overlapping_ranges_on_one_device_move_as_memmove_does(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    const ct_backend *backend = ct_backend_of(CUDA0);
+    assert_non_null(backend);
+    ct_tensor *t = ct_arange(0, 1000, 1, CT_I32, CUDA0);
+    assert_non_null(t);
+    int back[1000];
+    /* 100 elements from 0 to 1 (forwards), then 100 from 501 to 500 (backwards) */
+    assert_int_equal(backend->copy_device_to_device(0, ct_tensor_handle(t), 4, ct_tensor_handle(t), 0, 100 * 4), CT_OK);
+    assert_int_equal(backend->copy_device_to_device(0, ct_tensor_handle(t), 500 * 4, ct_tensor_handle(t), 501 * 4, 100 * 4),
+                     CT_OK);
+    assert_int_equal(ct_tensor_to_array(t, back, sizeof back), CT_OK);
+    for (int i = 0; i < 1000; i++) {
+        int want = i >= 1 && i <= 100 ? i - 1 : i >= 500 && i < 600 ? i + 1 : i;
+        if (back[i] != want) fail_msg("element %d: %d, not %d", i, back[i], want);
+    }
+    ct_release(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_from_one_device_to_the_other),
         cmocka_unit_test(test_from_a_thread_that_never_used_cuda),
         cmocka_unit_test(test_non_blocking_copies_from_pinned_memory_on_streams),
+        cmocka_unit_test(test_overlapping_ranges_on_one_device_move_as_memmove_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

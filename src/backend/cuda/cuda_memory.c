@@ -88,11 +88,10 @@ ct_status ct_cuda_copy_device_to_device(int index, void *dst, size_t dst_offset,
     CUdeviceptr scratch = 0;
     CUresult result = ct_cu->cuMemAlloc(&scratch, bytes);
     if (result != CUDA_SUCCESS) return ct_cuda_fail(index, "cuMemAlloc (an overlapping copy)", result);
-    status = wait_for_copy(index, "cuMemcpyDtoDAsync", ct_cu->cuMemcpyDtoDAsync(scratch, from, bytes, stream),
-                           stream);
-    if (status == CT_OK)
-        status = wait_for_copy(index, "cuMemcpyDtoDAsync", ct_cu->cuMemcpyDtoDAsync(to, scratch, bytes, stream),
-                               stream);
+    /* One stream keeps the two copies in order: one wait for both. */
+    result = ct_cu->cuMemcpyDtoDAsync(scratch, from, bytes, stream);
+    if (result == CUDA_SUCCESS) result = ct_cu->cuMemcpyDtoDAsync(to, scratch, bytes, stream);
+    status = wait_for_copy(index, "cuMemcpyDtoDAsync (through a scratch buffer)", result, stream);
     ct_cu->cuMemFree(scratch);
     return status;
 }
