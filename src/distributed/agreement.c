@@ -159,3 +159,15 @@ ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *d)
     bool all_direct, any_direct;
     return ct_dist_agree_direct(group, d, &all_direct, &any_direct);
 }
+
+void ct_dist_abstain(const char *function, ct_dist_kind kind, int op)
+{
+    ct_status reason = ct_last_error() != CT_OK ? ct_last_error() : CT_ERR_INTERNAL;
+    if (!ct_dist_is_initialized()) return; /* nobody waits; keep the reason */
+    ct_dist_group *group = ct_dist_collective_begin(function);
+    if (!group) return;
+    ct_dist_descriptor d = ct_dist_describe(kind, op, -1, NULL);
+    d.status = reason;
+    ct_dist_agree(group, &d); /* returns reason on this rank, leaving its message */
+    ct_dist_collective_end(group);
+}

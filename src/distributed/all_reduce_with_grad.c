@@ -6,18 +6,10 @@
 
 static const char *const FN = "ct_dist_all_reduce_with_grad";
 
-/* Takes part in the all-reduce the other ranks are in with this rank's error (the thread's last
- * one), so that they fail with it too instead of waiting. */
+/* Takes part in the all-reduce the other ranks are in with this rank's error. */
 static ct_tensor *abstain(ct_reduce_op op)
 {
-    ct_status reason = ct_last_error() != CT_OK ? ct_last_error() : CT_ERR_INTERNAL;
-    if (!ct_dist_is_initialized()) return NULL; /* nobody waits; keep the reason */
-    ct_dist_group *group = ct_dist_collective_begin(FN);
-    if (!group) return NULL;
-    ct_dist_descriptor d = ct_dist_describe(CT_DIST_ALL_REDUCE, (int)op, -1, NULL);
-    d.status = reason;
-    ct_dist_agree(group, &d); /* returns reason on this rank, leaving its message */
-    ct_dist_collective_end(group);
+    ct_dist_abstain(FN, CT_DIST_ALL_REDUCE, (int)op);
     return NULL;
 }
 

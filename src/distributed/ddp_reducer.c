@@ -193,7 +193,6 @@ ct_status ct_ddp_reducer_prepare(ct_ddp_reducer *r, bool sync)
 /* Starts the bucket's all-reduce (the average over the ranks). */
 static ct_status launch(ct_ddp_bucket *bucket)
 {
-    bucket->launched = true;
     if (bucket->host) {
         ct_api_enter();
         ct_status status = ct_copy_(bucket->host, bucket->flat);
@@ -201,6 +200,7 @@ static ct_status launch(ct_ddp_bucket *bucket)
         if (status != CT_OK) return status;
     }
     bucket->work = ct_dist_all_reduce_async(bucket->host ? bucket->host : bucket->flat, CT_REDUCE_AVG);
+    bucket->launched = bucket->work != NULL;
     return bucket->work ? CT_OK : ct_last_error();
 }
 
@@ -303,6 +303,24 @@ static ct_status used_anywhere(ct_ddp_reducer *r, bool *out)
     return status;
 }
 
+/* After a failure on this rank (error, whose message is the thread's last): waits for the buckets
+ * it started; the other ranks may have started the others and wait in them, so this rank takes
+ * part in each, in order, with its error, and they fail with it instead of waiting. The thread's
+ * last error is this rank's again after. */
+static void let_go_after_failure(ct_ddp_reducer *r, ct_status error)
+{
+    char message[1024];
+    snprintf(message, sizeof message, "%s", ct_last_error_message());
+    double ignored;
+    wait_for_buckets(r, &ignored);
+    for (int b = 0; b < r->bucket_count; b++) {
+        if (r->buckets[b].launched) continue;
+        ct_error(error, "%s", message);
+        ct_dist_abstain("DistributedDataParallel", CT_DIST_ALL_REDUCE, CT_REDUCE_AVG);
+    }
+    ct_error(error, "%s", message);
+}
+
 static ct_status finalize_after_success(ct_ddp_reducer *r)
 {
     int rank = ct_dist_group_state.rank;
@@ -315,9 +333,12 @@ static ct_status finalize_after_success(ct_ddp_reducer *r)
         if (!r->used[p]) some_unused = true;
     }
     if (status == CT_OK) status = launch_ready_buckets(r);
+    if (status != CT_OK) {
+        let_go_after_failure(r, status);
+        return status;
+    }
     double communication = 0;
-    ct_status waited = wait_for_buckets(r, &communication);
-    if (status == CT_OK) status = waited;
+    status = wait_for_buckets(r, &communication);
     bool *anywhere = NULL;
     if (status == CT_OK && r->find_unused_parameters) {
         anywhere = malloc(sizeof *anywhere * (size_t)r->param_count);
@@ -356,13 +377,8 @@ static ct_status finalize(void *context, ct_status backward_status)
     if (backward_status == CT_OK) {
         status = finalize_after_success(r);
     } else {
-        /* Let go of what was started; the backward's own error is what the caller sees. */
-        double ignored;
-        char message[1024];
-        snprintf(message, sizeof message, "%s", ct_last_error_message());
-        ct_status error = ct_last_error();
-        wait_for_buckets(r, &ignored);
-        if (error != CT_OK) ct_error(error, "%s", message);
+        /* The backward's own error is what the caller sees, and what the others get. */
+        let_go_after_failure(r, ct_last_error() != CT_OK ? ct_last_error() : backward_status);
         status = CT_OK;
     }
     ct_api_return(NULL);

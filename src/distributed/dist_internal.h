@@ -147,6 +147,9 @@ ct_dist_descriptor ct_dist_describe(ct_dist_kind kind, int op, int root, const c
 /* Compares the descriptors of all ranks. CT_OK when they all agree and none failed; otherwise
  * the error, recorded on every rank (the failing rank keeps its own). Every rank must call it. */
 ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *mine);
+/* Takes part in the collective (kind, op) the other ranks are in with this thread's last error, so
+ * that they fail with it too instead of waiting for this rank; the error stays this rank's. */
+void ct_dist_abstain(const char *function, ct_dist_kind kind, int op);
 /* ct_dist_agree that also tells, in the same reduction, whether every rank (*all_direct) and
  * whether any rank (*any_direct) set d->direct. */
 ct_status ct_dist_agree_direct(ct_dist_group *group, const ct_dist_descriptor *mine, bool *all_direct,

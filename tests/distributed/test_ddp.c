@@ -323,6 +323,55 @@ static void a_parameter_without_a_gradient_is_named_unless_allowed(void **state)
     ct_release(b.y);
 }
 
+/* A hook whose library call fails (on NULL), as a user's hook might. */
+static ct_status failing_hook(ct_tensor *leaf, void *context)
+{
+    (void)leaf;
+    (void)context;
+    assert_null(ct_clone(NULL));
+    return ct_last_error();
+}
+
+/* A backward that fails on one rank after DDP started a bucket there fails on every rank with its
+ * reason, instead of leaving the others waiting in the buckets it never started; the ranks stay in
+ * step, and the next step works. */
+static void a_backward_failing_on_one_rank_fails_on_every_rank(void **state)
+{
+    (void)state;
+    batches b = make_batches();
+    int64_t local = BATCH / world_, first = rank_ * local;
+    ct_module *model = make_model(100);
+    ct_ddp_options options = ct_ddp_options_default();
+    options.bucket_cap_mb = 1e-6; /* a bucket per parameter */
+    options.all_reduce_start = CT_DDP_START_DURING_BACKWARD;
+    ct_module *ddp = ct_distributed_data_parallel(model, &options);
+    assert_non_null(ddp);
+    int bad_rank = world_ - 1;
+    ct_named_tensors *params = ct_module_named_parameters(model);
+    assert_non_null(params);
+    /* After DDP's own hook (registered first): the first gradient's bucket starts, then backward fails. */
+    for (int64_t i = 0; rank_ == bad_rank && i < params->count; i++)
+        assert_int_equal(ct_register_post_accumulate_grad_hook(params->tensors[i], failing_hook, NULL), CT_OK);
+    assert_int_equal(forward_backward(ddp, &b, 0, first, local, CT_DEVICE_CPU), CT_ERR_NULL_ARGUMENT);
+    if (rank_ == bad_rank) {
+        assert_error(CT_ERR_NULL_ARGUMENT, "ct_clone");
+    } else {
+        char expected[64];
+        snprintf(expected, sizeof expected, "rank %d could not take part: ct_clone", bad_rank);
+        assert_error(CT_ERR_NULL_ARGUMENT, expected);
+    }
+    for (int64_t i = 0; rank_ == bad_rank && i < params->count; i++)
+        assert_int_equal(ct_remove_post_accumulate_grad_hook(params->tensors[i], failing_hook, NULL), CT_OK);
+    assert_int_equal(ct_dist_barrier(), CT_OK);
+    ct_module_zero_grad(model);
+    assert_int_equal(forward_backward(ddp, &b, 1, first, local, CT_DEVICE_CPU), CT_OK);
+    ct_named_tensors_free(params);
+    ct_module_release(ddp);
+    ct_module_release(model);
+    ct_release(b.x);
+    ct_release(b.y);
+}
+
 static void every_rank_must_wrap_the_same_model(void **state)
 {
     (void)state;
@@ -389,6 +438,7 @@ int main(void)
         cmocka_unit_test(no_sync_accumulates_locally_then_averages_everything),
         cmocka_unit_test(ddp_with_sync_batch_norm_trains_as_one_process),
         cmocka_unit_test(a_parameter_without_a_gradient_is_named_unless_allowed),
+        cmocka_unit_test(a_backward_failing_on_one_rank_fails_on_every_rank),
         cmocka_unit_test(every_rank_must_wrap_the_same_model),
         cmocka_unit_test(the_wrapper_names_and_errors),
     };
