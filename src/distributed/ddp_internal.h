@@ -52,8 +52,6 @@ typedef struct ct_ddp_reducer {
     int *order;           /* parameter indices in bucket order (reverse registration) */
     int *bucket_of;       /* per parameter */
     int *view_of;         /* per parameter: its index within its bucket */
-    ct_dtype *built_dtypes;
-    int64_t *built_numels;
     /* This backward. */
     bool armed;           /* a forward with grad and sync asked for one */
     bool finalize_queued;

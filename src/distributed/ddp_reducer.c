@@ -38,17 +38,13 @@ static ct_status assign_buckets(ct_ddp_reducer *r)
     int open[CT_DTYPE_COUNT];
     size_t open_bytes[CT_DTYPE_COUNT];
     for (int d = 0; d < CT_DTYPE_COUNT; d++) open[d] = -1;
-    int *members = malloc(sizeof *members * (size_t)r->param_count);
-    int *member_bucket = malloc(sizeof *member_bucket * (size_t)r->param_count);
-    if (!members || !member_bucket) {
-        free(members);
-        free(member_bucket);
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
-    }
-    /* Buckets are numbered in the order they close, which every rank computes alike. */
-    int *close_rank = malloc(sizeof *close_rank * (size_t)r->param_count);
+    /* Per step k of the walk (parameter param_count - 1 - k): the bucket it opened into; per
+     * bucket: its number, in the order buckets close, which every rank computes alike. */
+    int *scratch = malloc(2 * sizeof *scratch * (size_t)r->param_count);
+    if (!scratch) return ct_error(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
+    int *member_bucket = scratch, *close_rank = scratch + r->param_count;
     int opened = 0, closed = 0;
-    for (int k = 0; k < r->param_count && close_rank; k++) {
+    for (int k = 0; k < r->param_count; k++) {
         int p = r->param_count - 1 - k;
         ct_dtype dtype = r->params[p]->dtype;
         if (open[dtype] < 0) {
@@ -56,7 +52,6 @@ static ct_status assign_buckets(ct_ddp_reducer *r)
             open_bytes[dtype] = 0;
             close_rank[open[dtype]] = -1;
         }
-        members[k] = p;
         member_bucket[k] = open[dtype];
         open_bytes[dtype] += (size_t)ct_numel(r->params[p]) * ct_dtype_size(dtype);
         size_t cap = closed == 0 ? (r->bucket_cap_bytes < CT_DDP_FIRST_BUCKET_BYTES ? r->bucket_cap_bytes
@@ -67,13 +62,8 @@ static ct_status assign_buckets(ct_ddp_reducer *r)
             open[dtype] = -1;
         }
     }
-    for (int b = 0; b < opened && close_rank; b++)
+    for (int b = 0; b < opened; b++)
         if (close_rank[b] < 0) close_rank[b] = closed++;
-    if (!close_rank) {
-        free(members);
-        free(member_bucket);
-        return ct_error(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
-    }
     /* Lay the parameters out bucket by bucket, each bucket's in the walk's order. */
     r->bucket_count = opened;
     int at = 0;
@@ -82,7 +72,7 @@ static ct_status assign_buckets(ct_ddp_reducer *r)
         bucket->first = at;
         for (int k = 0; k < r->param_count; k++) {
             if (close_rank[member_bucket[k]] != b) continue;
-            int p = members[k];
+            int p = r->param_count - 1 - k;
             r->order[at++] = p;
             r->bucket_of[p] = b;
             r->view_of[p] = bucket->count++;
@@ -90,9 +80,7 @@ static ct_status assign_buckets(ct_ddp_reducer *r)
             bucket->numel += ct_numel(r->params[p]);
         }
     }
-    free(members);
-    free(member_bucket);
-    free(close_rank);
+    free(scratch);
     return CT_OK;
 }
 
@@ -135,8 +123,6 @@ static ct_status build_buckets(ct_ddp_reducer *r)
                             ct_device_format(t->storage->device, a, sizeof a), r->names[0],
                             ct_device_format(r->device, b, sizeof b));
         }
-        r->built_dtypes[p] = t->dtype;
-        r->built_numels[p] = ct_numel(t);
     }
     ct_status status = assign_buckets(r);
     for (int b = 0; b < r->bucket_count && status == CT_OK; b++) status = allocate_bucket(r, &r->buckets[b]);
@@ -154,13 +140,15 @@ static ct_status build_buckets(ct_ddp_reducer *r)
     return CT_OK;
 }
 
+/* Has a parameter moved, or changed dtype or size, since its slot was laid out? */
 static bool layout_changed(const ct_ddp_reducer *r)
 {
     if (!r->built) return true;
     for (int p = 0; p < r->param_count; p++) {
         const ct_tensor *t = r->params[p];
-        if (!ct_device_equal(t->storage->device, r->device) || t->dtype != r->built_dtypes[p] ||
-            ct_numel(t) != r->built_numels[p])
+        const ct_ddp_bucket *bucket = &r->buckets[r->bucket_of[p]];
+        if (!ct_device_equal(t->storage->device, r->device) || t->dtype != bucket->dtype ||
+            ct_numel(t) != ct_numel(bucket->views[r->view_of[p]]))
             return true;
     }
     return false;
@@ -403,8 +391,6 @@ void ct_ddp_reducer_free(ct_ddp_reducer *r)
     free(r->order);
     free(r->bucket_of);
     free(r->view_of);
-    free(r->built_dtypes);
-    free(r->built_numels);
     free(r->ready);
     free(r->used);
     free(r);
@@ -426,12 +412,10 @@ ct_ddp_reducer *ct_ddp_reducer_create(ct_tensor *const *params, char *const *nam
     r->order = calloc(n, sizeof *r->order);
     r->bucket_of = calloc(n, sizeof *r->bucket_of);
     r->view_of = calloc(n, sizeof *r->view_of);
-    r->built_dtypes = calloc(n, sizeof *r->built_dtypes);
-    r->built_numels = calloc(n, sizeof *r->built_numels);
     r->ready = calloc(n, sizeof *r->ready);
     r->used = calloc(n, sizeof *r->used);
-    if (!r->params || !r->names || !r->hooks || !r->order || !r->bucket_of || !r->view_of || !r->built_dtypes ||
-        !r->built_numels || !r->ready || !r->used) {
+    if (!r->params || !r->names || !r->hooks || !r->order || !r->bucket_of || !r->view_of || !r->ready ||
+        !r->used) {
         ct_ddp_reducer_free(r);
         return ct_error_null(CT_ERR_OUT_OF_MEMORY, "DistributedDataParallel: no host memory");
     }
