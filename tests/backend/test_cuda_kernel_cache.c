@@ -112,6 +112,18 @@ static void no_folder_means_no_cache(void **state)
     setenv("CTORCH_CUDA_CACHE_DIR", "/proc/not-a-place-to-write", 1); /* cannot be made: ignored */
     ct_cuda_cache_write("00000000000000000000000000000003", ".version 9.0\n");
     assert_null(ct_cuda_cache_read("00000000000000000000000000000003"));
+    /* A name too long to hold: no cache, rather than one in the folder its first bytes name. */
+    char longer[1200];
+    int n = snprintf(longer, sizeof longer, "%s/", folder);
+    memset(longer + n, 'x', sizeof longer - (size_t)n - 1);
+    longer[sizeof longer - 1] = '\0';
+    setenv("CTORCH_CUDA_CACHE_DIR", longer, 1);
+    char buf[900];
+    assert_string_equal(ct_cuda_kernel_cache_dir(buf, sizeof buf), "");
+    ct_cuda_cache_write("00000000000000000000000000000003", ".version 9.0\n");
+    longer[899] = '\0'; /* the folder a cut-short name would have made */
+    struct stat info;
+    assert_int_not_equal(stat(longer, &info), 0);
     setenv("CTORCH_CUDA_CACHE_DIR", folder, 1);
 }
 

@@ -14,7 +14,8 @@ ct_status ct_cuda_compute_capability(int index, int *major, int *minor);
 ct_status ct_cuda_prepare_kernel(int index, int kernel);
 
 /* The folder of compiled kernels kept between runs: CTORCH_CUDA_CACHE_DIR when set, else
- * $XDG_CACHE_HOME/ctorch/cuda, else ~/.cache/ctorch/cuda ("" when there is none: no disk cache). */
+ * $XDG_CACHE_HOME/ctorch/cuda, else ~/.cache/ctorch/cuda ("" when there is none, or when its name
+ * does not fit in size: no disk cache). */
 const char *ct_cuda_kernel_cache_dir(char *buf, size_t size);
 
 /* Tests only: the next compile of `family` on any device uses `source` instead of the embedded

@@ -46,14 +46,20 @@ const char *ct_cuda_kernel_cache_dir(char *buf, size_t size)
 {
     const char *chosen = getenv("CTORCH_CUDA_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int length = 0;
     if (chosen)
-        snprintf(buf, size, "%s", chosen); /* "" turns the disk cache off */
+        length = snprintf(buf, size, "%s", chosen); /* "" turns the disk cache off */
     else if (xdg && xdg[0] == '/')
-        snprintf(buf, size, "%s/ctorch/cuda", xdg);
+        length = snprintf(buf, size, "%s/ctorch/cuda", xdg);
     else if (home && home[0])
-        snprintf(buf, size, "%s/.cache/ctorch/cuda", home);
+        length = snprintf(buf, size, "%s/.cache/ctorch/cuda", home);
     else
         buf[0] = '\0';
+    if (length < 0 || (size_t)length >= size) { /* cut short, it would name another folder */
+        ct_log_message(CT_LOG_INFO, "cuda: the kernel cache folder's name is longer than %zu bytes: no "
+                       "disk cache", size - 1);
+        buf[0] = '\0';
+    }
     return buf;
 }
 
