@@ -4,7 +4,16 @@
  * A kernel is written as
  *     CT_KERNEL name(CT_IDX_PARAM CT_KERNEL_BUFFERS, const ct_kparams p) { long i = CT_IDX; ... }
  * Every kernel has the same signature: four untyped buffers and one parameter block (see
- * kernel_params.h), so that one launcher per backend serves every kernel. */
+ * kernel_params.h), so that one launcher per backend serves every kernel.
+ *
+ * Cooperative kernels run as groups of CT_GROUP_SIZE work items (a CUDA block, an OpenCL
+ * work-group) that share CT_LOCAL arrays and meet at CT_BARRIER(); CT_GROUP_ID numbers the groups
+ * and CT_LOCAL_ID the items of one. Every item of a group must reach every barrier. The backend
+ * chooses the group size (see ct_work_shape): a CPU runs groups of one item, where barriers and
+ * local arrays cost nothing and each item walks a long vector loop; a GPU runs blocks of 256.
+ * CT_GROUP_CAPACITY bounds the group size a build takes and sizes CT_LOCAL arrays;
+ * CT_ITEM_LANES is how many adjacent outputs one item of a column reduction folds at once (a
+ * CPU core's vector; one on a device, where adjacent items take adjacent outputs). */
 #ifndef CT_KERNEL_DIALECT_H
 #define CT_KERNEL_DIALECT_H
 
@@ -17,6 +26,14 @@
 #define CT_FN static inline
 #define CT_SIMD_REDUCTION(op, var)
 #define CT_SIMD
+#define CT_GROUP_ID ((long)get_group_id(0))
+#define CT_LOCAL_ID ((long)get_local_id(0))
+#define CT_GROUP_SIZE ((long)get_local_size(0))
+#define CT_LOCAL __local
+#define CT_LOCAL_PTR __local
+#define CT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define CT_GROUP_CAPACITY 256
+#define CT_ITEM_LANES 1
 
 #elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 typedef unsigned char uchar;
@@ -30,6 +47,17 @@ typedef unsigned long ulong;
 #define CT_FN __device__ inline
 #define CT_SIMD_REDUCTION(op, var)
 #define CT_SIMD
+#define CT_GROUP_ID ((long)blockIdx.x)
+#define CT_LOCAL_ID ((long)threadIdx.x)
+#define CT_GROUP_SIZE ((long)blockDim.x)
+#define CT_LOCAL __shared__
+#define CT_LOCAL_PTR
+#define CT_BARRIER() __syncthreads()
+#define CT_GROUP_CAPACITY 256
+#define CT_ITEM_LANES 1
+/* Warp shuffles finish a group's fold (see ct_group_fold): the same pairs as the local-memory
+ * steps they replace, so the result is the same bits. */
+#define CT_HAS_WARP_SHUFFLE 1
 
 #else /* plain C, on the CPU */
 #include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
@@ -49,6 +77,33 @@ typedef unsigned long ulong;
 /* The same for a loop whose iterations are independent (short loops over private arrays, which
  * the compiler would otherwise unroll into branches). */
 #define CT_SIMD CT_PRAGMA(omp simd)
+#if defined(CT_DIALECT_STANDIN)
+/* The tests' stand-in CUDA driver runs this C as a GPU would: blocks of many threads, each a
+ * fiber of the worker thread that runs the block, switching at barriers (tests/cuda). Local
+ * arrays are per worker thread, hence shared by the fibers of the block it runs. */
+long ctorch_standin_group_id(void);
+long ctorch_standin_local_id(void);
+long ctorch_standin_group_size(void);
+void ctorch_standin_barrier(void);
+#define CT_GROUP_ID ctorch_standin_group_id()
+#define CT_LOCAL_ID ctorch_standin_local_id()
+#define CT_GROUP_SIZE ctorch_standin_group_size()
+#define CT_LOCAL static _Thread_local
+#define CT_LOCAL_PTR
+#define CT_BARRIER() ctorch_standin_barrier()
+#define CT_GROUP_CAPACITY 1024
+#define CT_ITEM_LANES 1
+#else
+/* The CPU: a group is one work item, the one CT_IDX names. */
+#define CT_GROUP_ID CT_IDX
+#define CT_LOCAL_ID 0L
+#define CT_GROUP_SIZE 1L
+#define CT_LOCAL
+#define CT_LOCAL_PTR
+#define CT_BARRIER() ((void)0)
+#define CT_GROUP_CAPACITY 1
+#define CT_ITEM_LANES 16
+#endif
 #endif
 
 /* Device compilers get kernel_params.h's text prepended (see embed_kernels.cmake); C includes it. */
