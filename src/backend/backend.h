@@ -11,6 +11,13 @@
  * stream there. */
 ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
                             const ct_kparams *params, long work_per_item);
+/* The same for a cooperative kernel: params->n groups of group_size work items (see the
+ * backend's launch). */
+ct_status ct_backend_launch_groups(ct_device device, ct_kernel_id kernel,
+                                   void *const buffers[CT_KERNEL_MAX_BUFFERS], const ct_kparams *params,
+                                   long work_per_group, int group_size);
+/* How the device wants its work split. */
+ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape);
 /* A matrix product on a resolved device, on the current stream. */
 ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
 

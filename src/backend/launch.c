@@ -8,8 +8,8 @@
  * check: one relaxed atomic increment per launch (a few ns, no lock). */
 static atomic_ulong launch_counts[CT_DEVICE_TYPE_COUNT][CT_LAUNCH_COUNTED_DEVICES][CT_KERNEL_COUNT];
 
-ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
-                            const ct_kparams *params, long work_per_item)
+static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
+                        const ct_kparams *params, long work, int group_size)
 {
     if (kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT)
         return ct_error(CT_ERR_INTERNAL, "launch of an empty or unknown kernel id %d", (int)kernel);
@@ -20,7 +20,31 @@ ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const b
         atomic_fetch_add_explicit(&launch_counts[device.type][device.index][kernel], 1,
                                   memory_order_relaxed);
     return backend->launch(device.index, ct_current_stream_handle(device), kernel, buffers, params,
-                           work_per_item);
+                           work, group_size);
+}
+
+ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
+                            const ct_kparams *params, long work_per_item)
+{
+    return launch(device, kernel, buffers, params, work_per_item, 0);
+}
+
+ct_status ct_backend_launch_groups(ct_device device, ct_kernel_id kernel,
+                                   void *const buffers[CT_KERNEL_MAX_BUFFERS], const ct_kparams *params,
+                                   long work_per_group, int group_size)
+{
+    if (group_size < 1 || (group_size & (group_size - 1)) != 0)
+        return ct_error(CT_ERR_INTERNAL, "launch of kernel '%s' in groups of %d: a group size is a "
+                        "power of 2", ct_kernel_name(kernel), group_size);
+    return launch(device, kernel, buffers, params, work_per_group, group_size);
+}
+
+ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape)
+{
+    const ct_backend *backend = ct_backend_of(device);
+    if (!backend) return ct_last_error();
+    backend->work_shape(device.index, shape);
+    return CT_OK;
 }
 
 /* The BLAS libraries (OpenBLAS's cblas, CLBlast, cuBLAS) take int sizes: larger ones are

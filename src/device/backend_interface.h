@@ -23,6 +23,19 @@ typedef struct ct_gemm_args {
     void *c; long c_offset, ldc, c_batch_stride;
 } ct_gemm_args;
 
+/* How a device wants work split. The op layer plans its launches from this (src/ops/work_split.c):
+ * a CPU wants a few long work items per core, each a group of one that walks a long vector loop;
+ * a GPU wants blocks of cooperating threads, enough of them to keep every multiprocessor busy,
+ * each thread walking a few elements. */
+typedef struct ct_work_shape {
+    int group_size;      /* work items per cooperating group, a power of 2: 1 on a CPU */
+    int min_group_size;  /* the smallest group worth launching: a warp on a GPU */
+    int lanes_per_item;  /* CT_ITEM_LANES of the device's kernel build (see dialect.h) */
+    long target_items;   /* work items in flight that fill the device */
+    long min_per_item;   /* elements an item should walk at least, to amortise it */
+    long max_per_item;   /* and at most: past that, more items */
+} ct_work_shape;
+
 /* Called by a backend when a queued copy has finished (from any thread). */
 typedef void (*ct_backend_done)(void *arg);
 
@@ -67,11 +80,14 @@ typedef struct ct_backend {
     void *(*pinned_alloc)(int index, size_t bytes, void **handle);
     void (*pinned_free)(int index, void *host, void *handle);
 
-    /* Runs kernel `kernel` (a ct_kernel_id) over params->n work items on `stream` (NULL: the
-     * default stream). work_per_item is a hint of how many elements each item touches, so that
-     * small launches stay on one thread. */
+    /* Runs kernel `kernel` (a ct_kernel_id) on `stream` (NULL: the default stream): with
+     * group_size 0, over params->n independent work items, grouped as the backend likes; with
+     * group_size > 0 (a cooperative kernel), as params->n groups of group_size items, a power of
+     * 2 between the work shape's min_group_size and group_size. work_per_item is a hint of how
+     * many elements each item (or group) touches, so that small launches stay on one thread. */
     ct_status (*launch)(int index, void *stream, int kernel, void *const buffers[],
-                        const struct ct_kparams *params, long work_per_item);
+                        const struct ct_kparams *params, long work_per_item, int group_size);
+    void (*work_shape)(int index, ct_work_shape *shape);
     ct_status (*gemm)(int index, void *stream, const ct_gemm_args *args);
     /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);

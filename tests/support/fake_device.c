@@ -128,10 +128,10 @@ static void *fake_pinned_alloc(int index, size_t bytes, void **handle)
 }
 static void fake_pinned_free(int index, void *host, void *handle) { (void)index; (void)handle; free(host); }
 static ct_status fake_launch(int index, void *stream, int kernel, void *const buffers[],
-                             const struct ct_kparams *params, long work)
+                             const struct ct_kparams *params, long work, int group_size)
 {
     run_queued_copies(); /* kernels come after the copies queued before them */
-    return ct_cpu_launch(index, stream, kernel, buffers, params, work);
+    return ct_cpu_launch(index, stream, kernel, buffers, params, work, group_size);
 }
 static ct_status fake_gemm(int index, void *stream, const ct_gemm_args *args)
 {
@@ -160,7 +160,7 @@ static const ct_backend fake_backend = {
     .copy_device_to_device = fake_d2d,
     .copy_host_to_device_async = fake_h2d_async, .copy_device_to_host_async = fake_d2h_async,
     .pinned_alloc = fake_pinned_alloc, .pinned_free = fake_pinned_free,
-    .launch = fake_launch, .gemm = fake_gemm, .synchronize = fake_wait,
+    .launch = fake_launch, .work_shape = ct_cpu_work_shape, .gemm = fake_gemm, .synchronize = fake_wait,
     .stream_create = fake_create, .stream_destroy = fake_destroy,
     .stream_synchronize = fake_wait_handle, .event_create = fake_create,
     .event_destroy = fake_destroy, .event_record = fake_record,

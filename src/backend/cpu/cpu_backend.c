@@ -177,6 +177,7 @@ const ct_backend ct_cpu_backend = {
     .copy_device_to_host = cpu_copy_device_to_host,
     .copy_device_to_device = cpu_copy_device_to_device,
     .launch = ct_cpu_launch,
+    .work_shape = ct_cpu_work_shape,
     .gemm = ct_cpu_gemm,
     .synchronize = cpu_synchronize,
     .stream_create = cpu_stream_create,

@@ -4,7 +4,8 @@
 #include "device/backend_interface.h"
 
 ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers[],
-                        const struct ct_kparams *params, long work_per_item);
+                        const struct ct_kparams *params, long work_per_item, int group_size);
+void ct_cpu_work_shape(int index, ct_work_shape *shape);
 ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *args);
 
 #endif

@@ -18,6 +18,7 @@ const ct_backend ct_cuda_backend = {
     .pinned_alloc = ct_cuda_pinned_alloc,
     .pinned_free = ct_cuda_pinned_free,
     .launch = ct_cuda_launch,
+    .work_shape = ct_cuda_work_shape,
     .gemm = ct_cuda_gemm,
     .synchronize = ct_cuda_synchronize,
     .stream_create = ct_cuda_stream_create,

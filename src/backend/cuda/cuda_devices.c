@@ -41,6 +41,7 @@ static bool read_device(int index, char *reason, size_t reason_size)
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &device->capability_major},
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &device->capability_minor},
         {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &device->multiprocessors},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &device->threads_per_multiprocessor},
     };
     for (size_t i = 0; i < CT_ARRAY_LEN(attributes) && result == CUDA_SUCCESS; i++) {
         call = "cuDeviceGetAttribute";

@@ -24,6 +24,7 @@ typedef struct ct_cuda_device {
     char name[256];
     int capability_major, capability_minor;
     int multiprocessors;
+    int threads_per_multiprocessor; /* resident threads: 2048 on an H100 */
     size_t total_memory;
 
     /* The primary context, retained the first time the device is used (creating it takes time
@@ -90,7 +91,8 @@ ct_status ct_cuda_copy_device_to_host_async(int index, void *stream, void *dst, 
 void *ct_cuda_pinned_alloc(int index, size_t bytes, void **handle);
 void ct_cuda_pinned_free(int index, void *host, void *handle);
 ct_status ct_cuda_launch(int index, void *stream, int kernel, void *const buffers[],
-                         const struct ct_kparams *params, long work_per_item);
+                         const struct ct_kparams *params, long work_per_item, int group_size);
+void ct_cuda_work_shape(int index, ct_work_shape *shape);
 ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *args);
 ct_status ct_cuda_synchronize(int index);
 ct_status ct_cuda_stream_create(int index, void **stream);

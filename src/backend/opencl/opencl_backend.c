@@ -18,6 +18,7 @@ const ct_backend ct_opencl_backend = {
     .pinned_alloc = ct_opencl_pinned_alloc,
     .pinned_free = ct_opencl_pinned_free,
     .launch = ct_opencl_launch,
+    .work_shape = ct_opencl_work_shape,
     .gemm = ct_opencl_gemm,
     .synchronize = ct_opencl_synchronize,
     .stream_create = ct_opencl_stream_create,

@@ -130,6 +130,9 @@ static void read_properties(ct_opencl_device *device)
     clGetDeviceInfo(device->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
     clGetDeviceInfo(device->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
     clGetDeviceInfo(device->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    size_t group = 0;
+    clGetDeviceInfo(device->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof group, &group, NULL);
+    device->max_group_size = group;
     device->global_memory = (size_t)global;
     device->max_allocation = (size_t)(max_alloc < global ? max_alloc : global);
     device->compute_units = (int)units;

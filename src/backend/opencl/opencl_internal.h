@@ -26,6 +26,7 @@ typedef struct ct_opencl_device {
     char name[256], vendor[128], driver_version[64];
     size_t global_memory, max_allocation; /* read once at init: PoCL's figure moves between runs */
     int compute_units;
+    size_t max_group_size; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     bool has_amd_free_memory; /* CL_DEVICE_GLOBAL_FREE_MEMORY_AMD answers */
     atomic_size_t held;       /* bytes of live buffers ctorch created on the device */
 
@@ -72,7 +73,8 @@ ct_status ct_opencl_copy_device_to_device(int index, void *dst, size_t dst_offse
 ct_status ct_opencl_copy_peer(int dst_index, void *dst, size_t dst_offset, int src_index,
                               const void *src, size_t src_offset, size_t bytes);
 ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buffers[],
-                           const struct ct_kparams *params, long work_per_item);
+                           const struct ct_kparams *params, long work_per_item, int group_size);
+void ct_opencl_work_shape(int index, ct_work_shape *shape);
 ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *args);
 
 ct_status ct_opencl_synchronize(int index);
