@@ -55,9 +55,22 @@ typedef unsigned long ulong;
 #define CT_BARRIER() __syncthreads()
 #define CT_GROUP_CAPACITY 256
 #define CT_ITEM_LANES 1
-/* Warp shuffles finish a group's fold (see ct_group_fold): the same pairs as the local-memory
- * steps they replace, so the result is the same bits. */
-#define CT_HAS_WARP_SHUFFLE 1
+/* Warp shuffles finish a group's fold (see CT_GROUP_FOLD_WITH): the same pairs as the
+ * local-memory steps they replace, so the result is the same bits. */
+__device__ inline unsigned ct_warp_mask(void)
+{
+    return blockDim.x >= 32 ? 0xffffffffu : (1u << blockDim.x) - 1u;
+}
+template <typename T> __device__ inline T ct_shuffle_down(T v, long s)
+{
+    return __shfl_down_sync(ct_warp_mask(), v, (unsigned)s);
+}
+template <> __device__ inline uchar ct_shuffle_down<uchar>(uchar v, long s)
+{
+    return (uchar)__shfl_down_sync(ct_warp_mask(), (int)v, (unsigned)s);
+}
+#define CT_SHUFFLE_STEP(s, spacing) ((spacing) == 1 && (s) < 32)
+#define CT_SHUFFLE_DOWN(v, s) ct_shuffle_down(v, s)
 
 #else /* plain C, on the CPU */
 #include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
@@ -105,6 +118,56 @@ void ctorch_standin_barrier(void);
 #define CT_ITEM_LANES 16
 #endif
 #endif
+
+#ifndef CT_SHUFFLE_STEP /* no shuffles: every step of a fold goes through local memory */
+#define CT_SHUFFLE_STEP(s, spacing) 0
+#define CT_SHUFFLE_DOWN(v, s) (v)
+#endif
+
+/* Folds the group's values in a fixed tree, so that results are the same run to run: over
+ * `count` items spaced `spacing` apart (count a power of 2), item t ends holding the fold of
+ * items t + k * spacing, for t < spacing. The statements STORE put this item's state in local
+ * arrays at index at_, COMBINE_AT fold the state stored at at_ into this item's, and
+ * COMBINE_SHUFFLED fold in the state of the item s_ lanes down the warp (CUDA's last steps).
+ * On a CPU (groups of one) nothing runs. Every item of the group must come here. */
+#define CT_GROUP_FOLD_WITH(count, spacing, STORE, COMBINE_AT, COMBINE_SHUFFLED)                   \
+    for (long s_ = (count) / 2; s_ > 0; s_ /= 2) {                                               \
+        if (CT_SHUFFLE_STEP(s_, spacing)) {                                                      \
+            COMBINE_SHUFFLED                                                                     \
+            continue;                                                                            \
+        }                                                                                        \
+        {                                                                                        \
+            long at_ = CT_LOCAL_ID;                                                              \
+            STORE                                                                                \
+        }                                                                                        \
+        CT_BARRIER();                                                                            \
+        if (CT_LOCAL_ID / (spacing) < s_) {                                                      \
+            long at_ = CT_LOCAL_ID + s_ * (spacing);                                             \
+            COMBINE_AT                                                                           \
+        }                                                                                        \
+        CT_BARRIER();                                                                            \
+    }
+
+/* The same for one value v through the local array scratch; COMBINE(a, b) gives a value. */
+#define CT_GROUP_FOLD(scratch, v, COMBINE, count, spacing)                                       \
+    CT_GROUP_FOLD_WITH(count, spacing, (scratch)[at_] = (v);, (v) = COMBINE((v), (scratch)[at_]);, \
+                       (v) = COMBINE((v), CT_SHUFFLE_DOWN((v), s_));)
+
+/* Gives every item of the group item 0's v (after a fold). */
+#define CT_GROUP_BROADCAST(scratch, v)                                                           \
+    {                                                                                            \
+        if (CT_LOCAL_ID == 0) (scratch)[0] = (v);                                                \
+        CT_BARRIER();                                                                            \
+        (v) = (scratch)[0];                                                                      \
+        CT_BARRIER();                                                                            \
+    }
+
+/* Folds an item's CT_ITEM_LANES lanes into lane 0 in a fixed tree: the same association
+ * whatever vector width the compiler gives the lane loops. */
+#define CT_FOLD_LANES(acc, COMBINE)                                                              \
+    for (long w_ = CT_ITEM_LANES / 2; w_ > 0; w_ /= 2) {                                         \
+        CT_SIMD for (long v_ = 0; v_ < w_; v_++) acc[v_] = COMBINE(acc[v_], acc[v_ + w_]);       \
+    }
 
 /* Device compilers get kernel_params.h's text prepended (see embed_kernels.cmake); C includes it. */
 #ifndef CT_KERNEL_PARAMS_H

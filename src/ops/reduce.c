@@ -1,22 +1,13 @@
 /* Reductions over one or more dims: sum, mean, max, min, var, std, argmax, argmin (PyTorch's
  * semantics). The input is seen as M outputs x K reduced elements and reduced by the kernels of
- * kernels/reduce.ct, in two passes when the rows split into several chunks. */
+ * kernels/reduce.ct, split by the device's shape (ops/work_split.c), in two passes when an
+ * output's elements split into several chunks. */
 #include <math.h>
 #include <string.h>
 
 #include "ops/ops_internal.h"
 #include "ops/reduce_backward.h"
-
-/* Reduced elements per pass-1 work item: at least CT_REDUCE_CHUNK_MIN, to amortise a work item
- * and keep the vector loop long; up to CT_REDUCE_CHUNK_MAX while there are still
- * CT_REDUCE_ITEMS work items in all, so that every core is busy and evenly loaded (a sum of 16M
- * floats has 512 chunks of 32768). Chunks also keep float32 sums accurate: each partial sum
- * adds at most a few thousand terms per vector lane. A tile of CT_REDUCE_TILE columns walks
- * CT_REDUCE_TILE_CHUNK reduced elements. */
-#define CT_REDUCE_CHUNK_MIN 4096
-#define CT_REDUCE_CHUNK_MAX 32768
-#define CT_REDUCE_ITEMS 512
-#define CT_REDUCE_TILE_CHUNK 1024
+#include "ops/work_split.h"
 
 typedef struct reduce_plan {
     const char *function;      /* the public call, for messages */
@@ -108,8 +99,8 @@ static ct_status check_not_empty(const char *function, const char *what, const c
 }
 
 /* Is this a column reduction (the innermost kept dim contiguous in the input, the reduced
- * elements strided, as a sum over dim 0 of [N, C])? The <op>_tile kernels then read each
- * reduced element's CT_REDUCE_TILE outputs from contiguous memory. */
+ * elements strided, as a sum over dim 0 of [N, C])? The <op>_tile kernels then read adjacent
+ * outputs' elements from contiguous memory. */
 static bool is_column_reduction(const reduce_plan *plan)
 {
     const ct_kparams *p = &plan->params;
@@ -117,58 +108,65 @@ static bool is_column_reduction(const reduce_plan *plan)
     return kept > 0 && p->ndim > kept && p->stride[1][kept - 1] == 1 && p->stride[1][p->ndim - 1] != 1;
 }
 
-/* Work items per chunk: one per output, or one per tile of outputs. */
-static int64_t items_per_chunk(const reduce_plan *plan, bool tiled)
-{
-    if (!tiled) return plan->outputs;
-    int64_t width = plan->params.size[plan->params.l[0] - 1];
-    return plan->outputs / width * ((width + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
-}
-
 typedef struct reduce_kernels {
     ct_kernel_id partial, tile, combine;
 } reduce_kernels;
 
-/* Runs a reduction into out: pass 1 alone when each output is one chunk, otherwise pass 1 into
- * partials (dtype partial_dtype, `width` values each, in buffer partial_buffer) and pass 2. */
+/* Where a reduction's partials go: `count` buffers (values, then for argmax their indices) of
+ * the given dtypes, `width` values per partial, from buffer `first_buffer` of the first pass (the
+ * second pass reads them from buffer 1 on). */
+typedef struct reduce_partials {
+    int count;
+    ct_dtype dtypes[2];
+    int width;
+    int first_buffer;
+} reduce_partials;
+
+/* Runs a reduction into out: the first pass alone when each output is one chunk, otherwise the
+ * first pass into partials and the combine pass. */
 static ct_status run_two_pass(const reduce_plan *plan, ct_kparams p, const ct_tensor *a,
-                              ct_tensor *out, reduce_kernels kernels, ct_dtype partial_dtype,
-                              int width, int partial_buffer)
+                              ct_tensor *out, reduce_kernels kernels, reduce_partials partials)
 {
     bool tiled = is_column_reduction(plan);
-    int64_t count = plan->reduced_count;
-    int64_t target = plan->outputs * count / CT_REDUCE_ITEMS;
-    target = target < CT_REDUCE_CHUNK_MIN ? CT_REDUCE_CHUNK_MIN
-           : target > CT_REDUCE_CHUNK_MAX ? CT_REDUCE_CHUNK_MAX : target;
-    if (tiled) target = CT_REDUCE_TILE_CHUNK;
-    int64_t chunks = (count + target - 1) / target;
-    int64_t chunk = (count + chunks - 1) / chunks; /* even chunks, none of them empty */
-    chunks = (count + chunk - 1) / chunk;
-    p.l[1] = count;
-    p.l[2] = chunks;
-    p.l[3] = chunk;
     ct_device device = a->storage->device;
-    ct_kernel_id partial = tiled ? kernels.tile : kernels.partial;
-    long work = tiled ? chunk * CT_REDUCE_TILE : chunk;
-    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
+    ct_reduce_split split;
+    ct_status status = (tiled ? ct_split_columns : ct_split_rows)(device, plan->outputs,
+                                                                 plan->reduced_count, &split);
+    if (status != CT_OK) return status;
+    p.l[1] = plan->reduced_count;
+    p.l[2] = split.chunks;
+    p.l[3] = split.chunk;
     p.off[0] = out->offset;
-    p.n = items_per_chunk(plan, tiled) * chunks;
-    if (chunks == 1) return ct_backend_launch(device, partial, buffers, &p, work);
-    int64_t partial_shape[1] = {plan->outputs * chunks * width};
-    ct_tensor *partials = ct_tensor_alloc(plan->function, device, partial_dtype, partial_shape, 1);
-    if (!partials) return ct_last_error();
-    buffers[partial_buffer] = ct_tensor_handle(partials);
-    p.off[partial_buffer] = 0;
-    ct_status status = ct_backend_launch(device, partial, buffers, &p, work);
-    if (status == CT_OK) {
-        void *combine_buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(partials),
-                                                        NULL, NULL};
-        p.n = plan->outputs;
-        p.off[0] = out->offset;
-        p.off[1] = 0;
-        status = ct_backend_launch(device, kernels.combine, combine_buffers, &p, chunks * width);
+    if (tiled) {
+        int64_t width = p.size[p.l[0] - 1];
+        p.n = plan->outputs / width * ((width + split.tile_width - 1) / split.tile_width) * split.chunks;
+    } else {
+        p.n = plan->outputs * split.chunks;
     }
-    ct_release(partials);
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
+    ct_kernel_id first = tiled ? kernels.tile : kernels.partial;
+    long work = split.chunk * split.tile_width;
+    if (split.chunks == 1) return ct_backend_launch_groups(device, first, buffers, &p, work, split.group_size);
+
+    ct_tensor *held[2] = {NULL, NULL};
+    void *combine_buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), NULL, NULL, NULL};
+    int64_t shape[1] = {plan->outputs * split.chunks * partials.width};
+    for (int k = 0; k < partials.count && status == CT_OK; k++) {
+        held[k] = ct_tensor_alloc(plan->function, device, partials.dtypes[k], shape, 1);
+        if (!held[k]) status = ct_last_error();
+        else {
+            buffers[partials.first_buffer + k] = combine_buffers[1 + k] = ct_tensor_handle(held[k]);
+            p.off[partials.first_buffer + k] = 0;
+        }
+    }
+    if (status == CT_OK) status = ct_backend_launch_groups(device, first, buffers, &p, work, split.group_size);
+    if (status == CT_OK) {
+        p.n = plan->outputs;
+        p.off[1] = p.off[2] = 0;
+        status = ct_backend_launch_groups(device, kernels.combine, combine_buffers, &p,
+                                          split.chunks * partials.width, split.combine_group_size);
+    }
+    for (int k = 0; k < partials.count; k++) ct_release(held[k]);
     return status;
 }
 
@@ -210,7 +208,8 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
         ct_kparams p = plan.params;
         p.s[0] = mean ? (double)plan.reduced_count : 1.0;
         reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
-        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, dtype, 1, 0));
+        reduce_partials partials = {1, {dtype}, 1, 0};
+        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, partials));
     }
     ct_node *node;
     out = ct_record(out, mean ? "MeanBackward" : "SumBackward", mean ? ct_mean_backward : ct_sum_backward,
@@ -251,7 +250,8 @@ static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int
         reduce_kernels kernels = {(is_max ? max_partial : min_partial)[a->dtype],
                                   (is_max ? max_tile : min_tile)[a->dtype],
                                   (is_max ? max_combine : min_combine)[a->dtype]};
-        out = release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, a->dtype, 1, 0));
+        reduce_partials partials = {1, {a->dtype}, 1, 0};
+        out = release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, partials));
     }
     ct_node *node;
     out = ct_record(out, is_max ? "AmaxBackward" : "AminBackward", ct_max_min_backward, &a, 1, &node);
@@ -298,7 +298,8 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
         p.s[0] = divisor;
         p.s[1] = is_std ? 1.0 : 0.0;
         reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[a->dtype]};
-        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, CT_F64, 2, 2));
+        reduce_partials partials = {1, {CT_F64}, 2, 2};
+        out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, partials));
     }
     ct_node *node;
     out = ct_record(out, is_std ? "StdBackward" : "VarBackward", is_std ? ct_std_backward : ct_var_backward,
@@ -324,15 +325,17 @@ ct_tensor *ct_std(const ct_tensor *a, const int *dims, int ndims, int64_t correc
     return ct_api_return(var_or_std("ct_std", a, dims, ndims, correction, keepdim, true));
 }
 
-/* ---- argmax and argmin: one pass, one work item per output ---- */
+/* ---- argmax and argmin: partials are (value, index) pairs ---- */
 
 static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const int *dims, int ndims,
                               bool keepdim, bool is_max)
 {
-    static const ct_kernel_id argmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax);
-    static const ct_kernel_id argmin_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin);
-    static const ct_kernel_id argmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_tile);
-    static const ct_kernel_id argmin_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_tile);
+    static const ct_kernel_id argmax_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_partial);
+    static const ct_kernel_id argmax_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_tile);
+    static const ct_kernel_id argmax_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_combine);
+    static const ct_kernel_id argmin_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_partial);
+    static const ct_kernel_id argmin_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_tile);
+    static const ct_kernel_id argmin_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_combine);
     const char *what = is_max ? "argmax" : "argmin";
     if (!a) return ct_null_argument(function, "a");
     if (a->dtype == CT_BOOL)
@@ -343,18 +346,11 @@ static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const in
     if (check_not_empty(function, what, a, &plan) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, CT_I64, plan.out_shape, plan.out_ndim);
     if (!out || plan.outputs == 0) return out;
-    /* One pass: a single chunk of all K per output (or per tile of outputs). */
-    bool tiled = is_column_reduction(&plan);
-    ct_kparams p = plan.params;
-    p.n = items_per_chunk(&plan, tiled);
-    p.l[1] = p.l[3] = plan.reduced_count;
-    p.l[2] = 1;
-    p.off[0] = out->offset;
-    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(a), NULL, NULL};
-    ct_kernel_id kernel = tiled ? (is_max ? argmax_tiles : argmin_tiles)[a->dtype]
-                                : (is_max ? argmax_kernels : argmin_kernels)[a->dtype];
-    long work = plan.reduced_count * (tiled ? CT_REDUCE_TILE : 1);
-    return release_on_error(out, ct_backend_launch(a->storage->device, kernel, buffers, &p, work));
+    reduce_kernels kernels = {(is_max ? argmax_partial : argmin_partial)[a->dtype],
+                              (is_max ? argmax_tile : argmin_tile)[a->dtype],
+                              (is_max ? argmax_combine : argmin_combine)[a->dtype]};
+    reduce_partials partials = {2, {a->dtype, CT_I64}, 1, 2};
+    return release_on_error(out, run_two_pass(&plan, plan.params, a, out, kernels, partials));
 }
 
 ct_tensor *ct_argmax(const ct_tensor *a, int dim, bool keepdim)

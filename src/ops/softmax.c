@@ -1,8 +1,9 @@
-/* softmax and log_softmax along one dim: one kernel work item per row, or per tile of rows that
- * lie side by side in memory (see kernels/reduce.ct); the row's max is subtracted before exp so
+/* softmax and log_softmax along one dim: a group of work items per row, or an item per tile of
+ * rows that lie side by side in memory (see kernels/softmax.ct); the row's max is subtracted before exp so
  * that large inputs do not overflow. */
 #include "ops/ops_internal.h"
 #include "ops/softmax_backward.h"
+#include "ops/work_split.h"
 
 /* Launches the row kernels of softmax (or log_softmax) of a along d into out. */
 static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor *out)
@@ -30,15 +31,24 @@ static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor
     /* Three sweeps of the row, one with an exp per element. */
     long work = 4 * length;
     /* Rows along a dim that is not the innermost, with the innermost row dim contiguous in both
-     * tensors: tiles of CT_REDUCE_TILE rows read and write contiguous memory. */
+     * tensors: an item takes the device's lanes_per_item adjacent rows, reading and writing
+     * contiguous memory. */
+    ct_device device = a->storage->device;
     long last = p.ndim - 1;
     if (length > 1 && (p.l[1] != 1 || p.l[2] != 1) && last >= 0 && p.stride[0][last] == 1 &&
         p.stride[1][last] == 1) {
+        ct_work_shape shape;
+        ct_status status = ct_backend_work_shape(device, &shape);
+        if (status != CT_OK) return status;
+        long lanes = shape.lanes_per_item;
         kernel = (take_log ? log_softmax_tiles : softmax_tiles)[a->dtype];
-        p.n = p.n / p.size[last] * ((p.size[last] + CT_REDUCE_TILE - 1) / CT_REDUCE_TILE);
-        work *= CT_REDUCE_TILE;
+        p.n = p.n / p.size[last] * ((p.size[last] + lanes - 1) / lanes);
+        return ct_backend_launch(device, kernel, buffers, &p, work * lanes);
     }
-    return ct_backend_launch(a->storage->device, kernel, buffers, &p, work);
+    int group_size = 1;
+    ct_status status = ct_split_row_groups(device, length, &group_size);
+    if (status != CT_OK) return status;
+    return ct_backend_launch_groups(device, kernel, buffers, &p, work, group_size);
 }
 
 static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int dim, bool take_log)
