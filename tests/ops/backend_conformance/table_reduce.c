@@ -41,7 +41,23 @@
      .args = {.dims = {1}, .ndims = 1}},                                                         \
     {.name = "large columns, two passes", .in = {{SHAPE(2048, 12)}}, .args = {.dims = {0}, .ndims = 1}}, \
     {.name = "large, transposed", .in = {{SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}}},        \
-     .args = {.dims = {0}, .ndims = 1}}
+     .args = {.dims = {0}, .ndims = 1}},                                                         \
+    SPLIT_BOUNDARY_CASES
+
+/* Where the work split changes (ops/work_split.c): a row of exactly one group of 256 and one
+ * past it, one element past a chunk (4096 on the CPU) and past a multiple of a group's reach,
+ * column tiles one past 32 and 16 outputs wide with rows spread over a group, single-element
+ * dims. */
+#define SPLIT_BOUNDARY_CASES                                                                     \
+    {.name = "a group's row", .in = {{SHAPE(2, 256)}}, .args = {.dims = {1}, .ndims = 1}},       \
+    {.name = "one past a group's row", .in = {{SHAPE(3, 257)}}, .args = {.dims = {1}, .ndims = 1}}, \
+    {.name = "one past a chunk", .in = {{SHAPE(4097)}}},                                         \
+    {.name = "one past a group's reach", .in = {{SHAPE(1025)}}},                                 \
+    {.name = "columns, one past two tiles", .in = {{SHAPE(300, 65)}}, .args = {.dims = {0}, .ndims = 1}}, \
+    {.name = "columns, one past a CPU tile", .in = {{SHAPE(1030, 17)}}, .args = {.dims = {0}, .ndims = 1}}, \
+    {.name = "single element", .in = {{SHAPE(1, 1)}}},                                           \
+    {.name = "single-element reduced dim", .in = {{SHAPE(5, 1)}}, .args = {.dims = {1}, .ndims = 1}}, \
+    {.name = "single-element kept dim, columns", .in = {{SHAPE(300, 1)}}, .args = {.dims = {0}, .ndims = 1}}
 
 /* Reducing an empty dim: a sum is 0, a mean and a variance NaN (max and min refuse). */
 #define EMPTY_REDUCED_CASES                                                                      \
@@ -75,6 +91,10 @@ static const conf_case arg_cases[] = {
      .args = {.dim = 0}},
     {.name = "large rows", .in = {{SHAPE(64, 320)}}, .args = {.dim = 1}},
     {.name = "large columns", .in = {{SHAPE(2048, 12)}}, .args = {.dim = 0}},
+    {.name = "one past a group's row", .in = {{SHAPE(3, 257)}}, .args = {.dim = 1}},
+    {.name = "one past a chunk", .in = {{SHAPE(2, 4097)}}, .args = {.dim = 1}},
+    {.name = "columns, one past two tiles", .in = {{SHAPE(300, 65)}}, .args = {.dim = 0}},
+    {.name = "single-element dim", .in = {{SHAPE(5, 1)}}, .args = {.dim = 1}},
     {0}};
 
 static const conf_case arg_all_cases[] = {
@@ -85,6 +105,8 @@ static const conf_case arg_all_cases[] = {
     {.name = "0-d", .in = {{.ndim = 0}}},
     {.name = "sprinkled edge values", .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}}},
     {.name = "large", .in = {{SHAPE(24576)}}},
+    {.name = "one past a chunk", .in = {{SHAPE(4097)}}},
+    {.name = "single element", .in = {{SHAPE(1, 1)}}},
     {0}};
 
 static const conf_case softmax_cases[] = {
@@ -103,6 +125,10 @@ static const conf_case softmax_cases[] = {
      .args = {.dim = 0}},
     {.name = "large rows", .in = {{SHAPE(64, 320)}}, .args = {.dim = 1}},
     {.name = "large columns", .in = {{SHAPE(320, 64)}}, .args = {.dim = 0}},
+    {.name = "a group's row", .in = {{SHAPE(2, 256)}}, .args = {.dim = 1}},
+    {.name = "one past a group's row", .in = {{SHAPE(3, 257)}}, .args = {.dim = 1}},
+    {.name = "long rows", .in = {{SHAPE(2, 5000)}}, .args = {.dim = 1}},
+    {.name = "single-element rows", .in = {{SHAPE(5, 1)}}, .args = {.dim = 1}},
     {0}};
 
 #define REDUCE_RUN(name)                                                                         \
