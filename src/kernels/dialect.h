@@ -71,6 +71,13 @@ template <> __device__ inline uchar ct_shuffle_down<uchar>(uchar v, long s)
 }
 #define CT_SHUFFLE_STEP(s, spacing) ((spacing) == 1 && (s) < 32)
 #define CT_SHUFFLE_DOWN(v, s) ct_shuffle_down(v, s)
+/* Every item of the warp takes part in a shuffle: its value is read once, into o_, before a
+ * COMBINE that may evaluate its second argument conditionally. */
+#define CT_SHUFFLE_FOLD(v, COMBINE)                                                              \
+    {                                                                                            \
+        auto o_ = ct_shuffle_down((v), s_);                                                      \
+        (v) = COMBINE((v), o_);                                                                  \
+    }
 
 #else /* plain C, on the CPU */
 #include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
@@ -90,6 +97,7 @@ typedef unsigned long ulong;
 /* The same for a loop whose iterations are independent (short loops over private arrays, which
  * the compiler would otherwise unroll into branches). */
 #define CT_SIMD CT_PRAGMA(omp simd)
+#define CT_UNROLL CT_PRAGMA(GCC unroll 16)
 #if defined(CT_DIALECT_STANDIN)
 /* The tests' stand-in CUDA driver runs this C as a GPU would: blocks of many threads, each a
  * fiber of the worker thread that runs the block, switching at barriers (tests/cuda). Local
@@ -119,16 +127,22 @@ void ctorch_standin_barrier(void);
 #endif
 #endif
 
+#ifndef CT_UNROLL /* a hint to unroll a short loop of constant length (C only) */
+#define CT_UNROLL
+#endif
+
 #ifndef CT_SHUFFLE_STEP /* no shuffles: every step of a fold goes through local memory */
 #define CT_SHUFFLE_STEP(s, spacing) 0
 #define CT_SHUFFLE_DOWN(v, s) (v)
+#define CT_SHUFFLE_FOLD(v, COMBINE)
 #endif
 
 /* Folds the group's values in a fixed tree, so that results are the same run to run: over
  * `count` items spaced `spacing` apart (count a power of 2), item t ends holding the fold of
  * items t + k * spacing, for t < spacing. The statements STORE put this item's state in local
  * arrays at index at_, COMBINE_AT fold the state stored at at_ into this item's, and
- * COMBINE_SHUFFLED fold in the state of the item s_ lanes down the warp (CUDA's last steps).
+ * COMBINE_SHUFFLED fold in the state of the item s_ lanes down the warp (CUDA's last steps):
+ * every item must run each shuffle, so they read shuffled values into variables first.
  * On a CPU (groups of one) nothing runs. Every item of the group must come here. */
 #define CT_GROUP_FOLD_WITH(count, spacing, STORE, COMBINE_AT, COMBINE_SHUFFLED)                   \
     for (long s_ = (count) / 2; s_ > 0; s_ /= 2) {                                               \
@@ -151,7 +165,7 @@ void ctorch_standin_barrier(void);
 /* The same for one value v through the local array scratch; COMBINE(a, b) gives a value. */
 #define CT_GROUP_FOLD(scratch, v, COMBINE, count, spacing)                                       \
     CT_GROUP_FOLD_WITH(count, spacing, (scratch)[at_] = (v);, (v) = COMBINE((v), (scratch)[at_]);, \
-                       (v) = COMBINE((v), CT_SHUFFLE_DOWN((v), s_));)
+                       CT_SHUFFLE_FOLD(v, COMBINE))
 
 /* Gives every item of the group item 0's v (after a fold). */
 #define CT_GROUP_BROADCAST(scratch, v)                                                           \
@@ -165,7 +179,7 @@ void ctorch_standin_barrier(void);
 /* Folds an item's CT_ITEM_LANES lanes into lane 0 in a fixed tree: the same association
  * whatever vector width the compiler gives the lane loops. */
 #define CT_FOLD_LANES(acc, COMBINE)                                                              \
-    for (long w_ = CT_ITEM_LANES / 2; w_ > 0; w_ /= 2) {                                         \
+    CT_UNROLL for (long w_ = CT_ITEM_LANES / 2; w_ > 0; w_ /= 2) {                               \
         CT_SIMD for (long v_ = 0; v_ < w_; v_++) acc[v_] = COMBINE(acc[v_], acc[v_ + w_]);       \
     }
 
