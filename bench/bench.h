@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "ctorch.h"
+
 typedef struct ct_bench_result {
     char name[64];
     double value;        /* ctorch's figure, in unit */
@@ -14,9 +16,29 @@ typedef struct ct_bench_result {
     double ratio;        /* ctorch speed / baseline speed */
     char target[32];     /* the figure to reach, e.g. "ratio >= 0.95" or "value <= 1 us" */
     bool met;
+    char device[24];     /* where ctorch's side ran ("cuda:0"); "" when that is not one device */
 } ct_bench_result;
 
 typedef void (*ct_bench_report)(const ct_bench_result *result, void *context);
+
+/* What the command line asked for, seen by every group. */
+typedef struct ct_bench_config {
+    ct_device device; /* --device: where matmul, the memory-bound ops, the per-op overhead and the
+                         models' training run (the CPU by default) */
+    bool quick;       /* --quick: small sizes only, 1 warm-up and 3 timed runs at most (a rehearsal
+                         of the benchmarks, not a measurement) */
+    int big;          /* --big: 1, --no-big: 0, else -1: ct_bench_big_sizes decides */
+} ct_bench_config;
+const ct_bench_config *ct_bench_config_get(void);
+void ct_bench_config_set(const ct_bench_config *config);
+
+/* The big sizes (256M floats, matmul 8192) run on a device with at least CT_BENCH_BIG_MIN_GIB of
+ * memory, and on the CPU only with at least CT_BENCH_BIG_MIN_CPUS threads as well (not on a
+ * 2-core development or CI machine); never with --quick; --big and --no-big decide instead.
+ * bench/torch_bench.py applies the same rule to PyTorch. */
+#define CT_BENCH_BIG_MIN_GIB 16
+#define CT_BENCH_BIG_MIN_CPUS 8
+bool ct_bench_big_sizes(ct_device device);
 
 /* Seconds on a monotonic clock. */
 double ct_bench_now_seconds(void);
@@ -32,12 +54,33 @@ double ct_bench_time(void (*fn)(void *), void *context, int warmup, int repeats)
 void ct_bench_compare(ct_bench_result *r, void (*ours)(void *), void (*baseline)(void *),
                       void *context, int warmup, int repeats, double work, double min_ratio);
 
+/* Timing on a device, as bench/torch_bench.py times PyTorch: after `warmup` calls and a wait for
+ * the device, one call is timed to choose the calls per timed run (enough for
+ * CT_BENCH_RUN_SECONDS, 1 to CT_BENCH_MAX_CALLS_PER_RUN; *calls_per_run, when above 0, is used
+ * instead, and is set to the count used); each timed run makes that many calls and waits for the
+ * device (ct_synchronize). Returns the median run's seconds per call. */
+#define CT_BENCH_RUN_SECONDS 0.002
+#define CT_BENCH_MAX_CALLS_PER_RUN 100
+int ct_bench_calls_per_run(double seconds_per_call);
+double ct_bench_time_synced(void (*fn)(void *), void *context, ct_device device, int warmup,
+                            int repeats, int *calls_per_run);
+/* As ct_bench_compare, with ct_bench_time_synced. Without a baseline (NULL) it fills the value
+ * alone: baseline and ratio 0, target "report", met. */
+void ct_bench_compare_synced(ct_bench_result *r, void (*ours)(void *), void (*baseline)(void *),
+                             void *context, ct_device device, int warmup, int repeats, double work,
+                             double min_ratio);
+/* r->device = the device's name. */
+void ct_bench_set_device(ct_bench_result *r, ct_device device);
+
 /* Each benchmark group reports one result per measurement. */
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
 void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);
 void ct_bench_overhead(const char *filter, ct_bench_report report, void *context);
 /* MLP training steps against a hand-written C + OpenBLAS step, and warm steps' allocations. */
 void ct_bench_training(const char *filter, ct_bench_report report, void *context);
+/* The models of `ctorch train` (mlp, cnn; Adam) trained at batch 32 and 512 on --device, in
+ * samples per second (bench_train_models.c). */
+void ct_bench_train_models(const char *filter, ct_bench_report report, void *context);
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);
@@ -51,12 +94,14 @@ void ct_bench_ddp(const char *filter, ct_bench_report report, void *context);
  * two devices). */
 void ct_bench_data_parallel(const char *filter, ct_bench_report report, void *context);
 
-/* Does `name` pass the command line's filter (a substring; NULL passes all)? */
+/* Does `name` pass the command line's filter? NULL passes all; otherwise a comma-separated list
+ * of patterns, any of which may match: a substring of the name, or with '^' first it must begin
+ * the name and with '$' last end it ("^add_f32_16M$" is that name alone). */
 bool ct_bench_selected(const char *filter, const char *name);
 
-/* `ctorch bench` and `ctorch-bench`: [--json] [FILTER]. Returns the exit status. Under mpirun
- * (a launcher world size above 1) it runs the distributed benchmarks alone, on every rank, and
- * rank 0 prints. */
+/* `ctorch bench` and `ctorch-bench`: [--json] [--device D] [--quick] [--big|--no-big] [FILTER].
+ * Returns the exit status. Under mpirun (a launcher world size above 1) it runs the distributed
+ * benchmarks alone, on every rank, and rank 0 prints. */
 int ct_bench_main(int argc, char **argv);
 
 #endif

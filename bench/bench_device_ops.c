@@ -50,6 +50,7 @@ static void compare_with_cpu(const char *name, const char *op, const int64_t *sh
     if (cpu.a && cpu.b && dev.a && dev.b) {
         ct_bench_result r = {.unit = unit};
         snprintf(r.name, sizeof r.name, "%s", name);
+        ct_bench_set_device(&r, device);
         double t_cpu = ct_bench_time(run_once, &cpu, 1, 5);
         double t_dev = ct_bench_time(run_once, &dev, 1, 5);
         r.value = work / t_dev;
@@ -84,6 +85,7 @@ void ct_bench_device_ops(const char *filter, ct_bench_report report, void *conte
         device_case dev = {device, ct_to(cpu.a, device), ct_to(cpu.b, device), "add"};
         ct_bench_result r = {.unit = "us"};
         snprintf(r.name, sizeof r.name, "device_launch_overhead");
+        ct_bench_set_device(&r, device);
         double t_cpu = ct_bench_time(run_many_small, &cpu, 1, 5) / LAUNCHES;
         double t_dev = ct_bench_time(run_many_small, &dev, 1, 5) / LAUNCHES;
         r.value = t_dev * 1e6;

@@ -84,6 +84,7 @@ static void time_case(const struct training_case *c, ct_bench_report report, voi
 {
     ct_bench_result r = {.unit = "steps/s"};
     snprintf(r.name, sizeof r.name, "train_mlp_%s_cpu", c->name);
+    ct_bench_set_device(&r, CT_DEVICE_CPU);
     snprintf(r.target, sizeof r.target, "ratio >= 0.8");
     char why[512];
     /* Comparing speeds means nothing unless both loops compute the same step. */
@@ -98,7 +99,8 @@ static void time_case(const struct training_case *c, ct_bench_report report, voi
         report_failure(&r, run.baseline.error, report, context);
     } else {
         double t_base, t_ct;
-        time_alternating(run_baseline, run_ctorch, &run, 2, c->repeats, &t_base, &t_ct);
+        bool quick = ct_bench_config_get()->quick; /* a rehearsal: 1 warm-up, 3 timed calls */
+        time_alternating(run_baseline, run_ctorch, &run, quick ? 1 : 2, quick ? 3 : c->repeats, &t_base, &t_ct);
         if (run.failed) {
             report_failure(&r, "ctorch's step failed while timing", report, context);
         } else {
@@ -136,6 +138,7 @@ static void count_allocations(const struct training_case *c, ct_device device, c
     ct_device_format(device, device_name, sizeof device_name);
     ct_bench_result r = {.unit = "allocs"};
     snprintf(r.name, sizeof r.name, "train_allocs_%s_%s", c->name, device_name);
+    ct_bench_set_device(&r, device);
     if (!ct_bench_selected(filter, r.name)) return;
     snprintf(r.target, sizeof r.target, "value == 0");
     enum { WARMUP = 3, STEPS = 20 };
@@ -175,6 +178,7 @@ void ct_bench_training(const char *filter, ct_bench_report report, void *context
         count_allocations(&cases[i], CT_DEVICE_CPU, filter, report, context);
     /* On the accelerator only the digits MLP: the wide one takes seconds a step on PoCL. */
     ct_device accelerator;
-    if (ct_bench_selected(filter, "train_allocs_digits_") && ct_bench_accelerator(&accelerator))
+    if ((ct_bench_selected(filter, "train_allocs_digits_cuda:0") ||
+         ct_bench_selected(filter, "train_allocs_digits_opencl:0")) && ct_bench_accelerator(&accelerator))
         count_allocations(&cases[0], accelerator, filter, report, context);
 }

@@ -77,6 +77,7 @@ void ct_bench_transfer(const char *filter, ct_bench_report report, void *context
             if (!ct_bench_selected(filter, cases[i].name)) continue;
             ct_bench_result r = {.unit = "GB/s"};
             snprintf(r.name, sizeof r.name, "%s", cases[i].name);
+            ct_bench_set_device(&r, device);
             c.to_device = cases[i].to_device;
             c.host = cases[i].pinned ? pinned : pageable;
             double t_memcpy = ct_bench_time(run_memcpy, &c, 1, 7);

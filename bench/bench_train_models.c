@@ -1,0 +1,104 @@
+/* The models of `ctorch train` (tools/train_models.c: mlp, cnn), trained on --device with its
+ * defaults (Adam, lr 1e-3 for the mlp and 3e-3 for the cnn; cross-entropy) at batch 32 (its
+ * default) and at batch 512, in samples per second. A step: zero_grad, forward, loss, backward,
+ * Adam's step, on a batch already on the device (random digits-like samples: 64 values in
+ * [0, 1), 10 classes); the loss stays on the device, as in ctorch train's loop. Timed as every
+ * device benchmark (ct_bench_time_synced): calls per run from the warm-up, each run ended by a
+ * wait for the device. No baseline: bench/torch_bench.py trains the same models in PyTorch eager,
+ * and scripts/gpu-check sets them side by side. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "train.h"
+
+#define FEATURES 64
+#define CLASSES 10
+
+typedef struct model_run {
+    ct_module *model;
+    ct_optimizer *optimizer;
+    ct_tensor *x, *y;
+    bool failed;
+    char error[512];
+} model_run;
+
+static void step(void *context)
+{
+    model_run *m = context;
+    if (m->failed) return;
+    ct_scope_push();
+    ct_optimizer_zero_grad(m->optimizer);
+    ct_tensor *loss = ct_cross_entropy(ct_module_forward(m->model, m->x), m->y, 0.0);
+    ct_status status = loss ? ct_backward(loss) : ct_last_error();
+    if (status == CT_OK) status = ct_optimizer_step(m->optimizer);
+    if (status != CT_OK) {
+        snprintf(m->error, sizeof m->error, "training step: %s", ct_last_error_message());
+        m->failed = true;
+    }
+    ct_scope_pop();
+}
+
+static bool setup(model_run *m, ct_train_model kind, int64_t batch, ct_device device)
+{
+    memset(m, 0, sizeof *m);
+    ct_manual_seed(0);
+    m->model = ct_train_model_create(kind, FEATURES, CLASSES);
+    if (!m->model || ct_module_to(m->model, device) != CT_OK) {
+        snprintf(m->error, sizeof m->error, "the model: %s",
+                 m->model ? ct_last_error_message() : ct_train_error_message());
+        return false;
+    }
+    ct_adam_options adam = ct_adam_options_default(ct_train_default_lr(kind, CT_TRAIN_ADAM));
+    m->optimizer = ct_optim_adam(m->model, &adam);
+    int64_t x_shape[2] = {batch, FEATURES}, y_shape[1] = {batch};
+    m->x = ct_rand(x_shape, 2, CT_F32, device);
+    m->y = ct_randint(0, CLASSES, y_shape, 1, CT_I64, device);
+    if (!m->optimizer || !m->x || !m->y) {
+        snprintf(m->error, sizeof m->error, "the optimizer and the batch: %s", ct_last_error_message());
+        return false;
+    }
+    return true;
+}
+
+static void free_run(model_run *m)
+{
+    ct_optimizer_free(m->optimizer);
+    ct_module_release(m->model);
+    ct_release(m->x);
+    ct_release(m->y);
+    memset(m, 0, sizeof *m);
+}
+
+void ct_bench_train_models(const char *filter, ct_bench_report report, void *context)
+{
+    static const struct {
+        const char *name;
+        ct_train_model kind;
+        int64_t batch;
+    } cases[] = {
+        {"train_mlp_b32", CT_TRAIN_MLP, 32},
+        {"train_mlp_b512", CT_TRAIN_MLP, 512},
+        {"train_cnn_b32", CT_TRAIN_CNN, 32},
+        {"train_cnn_b512", CT_TRAIN_CNN, 512},
+    };
+    ct_device device = ct_bench_config_get()->device;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ct_bench_result r = {.unit = "samples/s"};
+        snprintf(r.name, sizeof r.name, "%s", cases[i].name);
+        if (!ct_bench_selected(filter, r.name)) continue;
+        ct_bench_set_device(&r, device);
+        model_run m;
+        if (setup(&m, cases[i].kind, cases[i].batch, device)) {
+            ct_bench_compare_synced(&r, step, NULL, &m, device, 3, 10, (double)cases[i].batch, 0.0);
+        }
+        if (m.failed || !m.optimizer || !m.x || !m.y) {
+            fprintf(stderr, "bench %s: FAILED: %s\n", r.name, m.error);
+            r.value = 0.0;
+            snprintf(r.target, sizeof r.target, "report");
+            r.met = false;
+        }
+        report(&r, context);
+        free_run(&m);
+    }
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""ctorch beside PyTorch: joins `ctorch bench --json` and `bench/torch_bench.py --json` by name on
+one device and prints each case's two figures, their ratio (ctorch's speed over PyTorch's: above 1
+ctorch is faster) and, on a CUDA device, the target the ratio should reach, met or missed.
+A benchmark, not a test: missed targets do not change the exit status.
+
+    bench/peer_compare.py --ctorch FILE --device D [--peer FILE | --no-peer REASON] [--strict] [--others]
+
+--no-peer REASON: PyTorch was not there; prints ctorch's figures alone, saying why.
+--strict: exit 1 when the join is broken: a case one side measured and the other did not, a unit
+  that differs, a line that is not JSON (the rehearsal in CI runs with a fake peer to catch this).
+--others: then ctorch's other results on the device (those PyTorch has no twin of), with their
+  own baselines.
+"""
+import argparse
+import json
+import sys
+
+# The ratios to reach against PyTorch on the same GPU (the issue's targets), by name. Time units
+# ("us") are inverted first, so that every ratio is ctorch's speed over PyTorch's.
+TARGETS = {
+    "sum_f32_16M": 0.9, "sum_f32_256M": 0.9, "max_f32_16M": 0.9, "max_f32_256M": 0.9,
+    "sum_dim0_f32_4096x4096": 0.9, "sum_dim1_f32_4096x4096": 0.9,
+    "softmax_f32_4096x1000": 0.9, "cross_entropy_f32_4096x1000": 0.9,
+    "add_f32_16M": 0.95, "mul_f32_16M": 0.95, "exp_f32_16M": 0.95,
+    "add_f32_256M": 0.95, "mul_f32_256M": 0.95, "exp_f32_256M": 0.95,
+    "train_mlp_b512": 1.0, "train_cnn_b512": 1.0,
+    "train_mlp_b32": 4.0, "train_cnn_b32": 4.0,
+}
+TIME_UNITS = {"us", "ms", "s"}
+
+
+def read_lines(path, problems):
+    """The JSON objects of a file, one per line, in order; other lines go to problems."""
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    problems.append(f"{path}:{number}: not JSON: {line[:60]}")
+                    continue
+                if isinstance(row, dict) and "name" in row and "value" in row:
+                    rows.append(row)
+                else:
+                    problems.append(f"{path}:{number}: no name and value: {line[:60]}")
+    except OSError as error:
+        problems.append(f"{path}: {error.strerror}")
+    return rows
+
+
+def speed_ratio(ours, theirs, unit):
+    if not ours or not theirs or ours <= 0 or theirs <= 0:
+        return None
+    return theirs / ours if unit in TIME_UNITS else ours / theirs
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="ctorch bench beside PyTorch, joined by name.")
+    parser.add_argument("--ctorch", required=True, help="ctorch bench --json output")
+    parser.add_argument("--peer", help="bench/torch_bench.py --json output")
+    parser.add_argument("--no-peer", metavar="REASON", help="PyTorch is not there: ctorch alone")
+    parser.add_argument("--device", required=True, help="the device both ran on (cuda:0, cpu)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when the join is broken")
+    parser.add_argument("--others", action="store_true", help="also ctorch's results without a PyTorch twin")
+    args = parser.parse_args(argv)
+    if bool(args.peer) == bool(args.no_peer):
+        parser.error("give --peer FILE or --no-peer REASON")
+
+    problems = []
+    all_rows = read_lines(args.ctorch, problems)
+    ctorch = {r["name"]: r for r in all_rows if r.get("device", args.device) == args.device}
+    peer, peer_version, fake = {}, "PyTorch", False
+    if args.peer:
+        for r in read_lines(args.peer, problems):
+            if r.get("device") != args.device:
+                problems.append(f"{args.peer}: {r['name']} ran on {r.get('device')}, not {args.device}")
+                continue
+            peer[r["name"]] = r
+            peer_version = r.get("peer", peer_version)
+            fake = fake or bool(r.get("fake"))
+    targets = args.device.startswith("cuda")
+
+    # The rows: PyTorch's cases in its order; without a peer, ctorch's results that have targets.
+    if args.peer:
+        names = list(peer)
+        names += [n for n in ctorch if n in TARGETS and n not in peer]
+    else:
+        names = [n for n in ctorch if n in TARGETS]
+
+    title = f"ctorch beside {peer_version} on {args.device}"
+    if fake:
+        title = (f"ctorch beside a FAKE PyTorch on {args.device} (every PyTorch figure 1.0: a rehearsal "
+                 "of the join, not a measurement)")
+    print(f"---- {title} ----")
+    if args.no_peer:
+        print(f"PyTorch: {args.no_peer}; ctorch's figures alone")
+    header = f"{'benchmark':28s} {'unit':9s} {'ctorch':>10s} {'PyTorch':>10s} {'ratio':>7s}  target"
+    print(header)
+    met = missed = 0
+    broken = []
+    for name in names:
+        ours, theirs = ctorch.get(name), peer.get(name)
+        unit = (ours or theirs)["unit"]
+        if ours and theirs and ours["unit"] != theirs["unit"]:
+            broken.append(f"{name}: ctorch in {ours['unit']}, PyTorch in {theirs['unit']}")
+        if args.peer and (not ours or not theirs):
+            broken.append(f"{name}: measured by {'PyTorch' if theirs else 'ctorch'} alone")
+        value = ours["value"] if ours else None
+        peer_value = theirs["value"] if theirs else None
+        ratio = speed_ratio(value, peer_value, unit)
+        target = TARGETS.get(name) if targets else None
+        if target is None:
+            verdict = ""
+        elif not args.peer:
+            verdict = f">= {target:g}"
+        elif ours and value == 0:
+            verdict, missed = f">= {target:g}  FAILED (ctorch's case failed)", missed + 1
+        elif ratio is None:
+            verdict = f">= {target:g}  -"
+        elif ratio >= target:
+            verdict, met = f">= {target:g}  met", met + 1
+        else:
+            verdict, missed = f">= {target:g}  MISSED", missed + 1
+        print(f"{name:28s} {unit:9s} {fmt(value):>10s} {fmt(peer_value):>10s} {fmt(ratio):>7s}  {verdict}".rstrip())
+    if args.peer and targets:
+        print(f"targets against {peer_version}: {met} met, {missed} missed"
+              + (f", {len([n for n in names if n in TARGETS]) - met - missed} not measured" if
+                 len([n for n in names if n in TARGETS]) > met + missed else ""))
+    if args.others:
+        others = [r for r in all_rows if not (r["name"] in names and r.get("device", args.device) == args.device)]
+        if others:
+            print(f"---- ctorch's other benchmarks (against their own baselines) ----")
+            print(f"{'benchmark':28s} {'device':8s} {'ctorch':>10s} {'unit':9s} {'baseline':>10s} {'ratio':>7s}  target")
+            for r in others:
+                status = "met" if r.get("met", True) else "MISSED"
+                print(f"{r['name']:28s} {r.get('device', '-'):8s} {fmt(r['value']):>10s} {r['unit']:9s} "
+                      f"{fmt(r.get('baseline')):>10s} {fmt(r.get('ratio')):>7s}  {r.get('target', '')} {status}")
+    for line in problems + broken:
+        print(f"peer_compare: {line}", file=sys.stderr)
+    if args.strict and (problems or broken or (args.peer and not names)):
+        if args.peer and not names:
+            print("peer_compare: nothing to compare", file=sys.stderr)
+        print("peer_compare: the join of ctorch's and PyTorch's results is broken", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""PyTorch's figures for the cases `ctorch bench` measures on a device, timed the same way and
+named the same, so that scripts/gpu-check (through bench/peer_compare.py) can set them side by side.
+
+    bench/torch_bench.py [--json] [--device D] [--quick] [--big|--no-big] [--fake] [FILTER]
+
+Cases, as in bench/bench_elementwise.c, bench_matmul.c, bench_overhead.c, bench_train_models.c:
+  GB/s (bytes read + written): add, mul, exp, sum, max of 16M and 256M float32; sum over dim 0 and
+    over dim 1 of [4096, 4096]; softmax (dim 1) and cross-entropy of [4096, 1000]
+  GFLOP/s: matmul of float32 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls)
+  us: op_overhead_add_4, 1000 adds of 4 floats then a wait for the device, per add
+  samples/s: the models of `ctorch train` (mlp, cnn; Adam, lr 1e-3 / 3e-3, cross-entropy) at
+    batch 32 and 512, PyTorch eager, the batch already on the device
+Timing (ct_bench_time_synced): after the warm-up calls and a wait for the device, one call is
+timed to choose the calls per timed run (enough for 2 ms, 1 to 100); each run makes them and
+waits for the device; the figure is from the median run. The big sizes (256M, matmul 8192) run
+where ctorch's would: a device with 16 GiB or more and, for the CPU, 8 threads or more; never with
+--quick (1 warm-up, 3 timed runs, for rehearsals).
+
+--fake: import nothing, measure nothing, print every selected case with the value 1.0, marked
+"fake" (CI rehearses the join with it, where PyTorch is not installed).
+Exit status: 0; 2 for bad arguments, or when PyTorch (or the device) is not here (one line on
+stderr).
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+BIG_MIN_GIB = 16  # CT_BENCH_BIG_MIN_GIB in bench/bench.h
+BIG_MIN_CPUS = 8  # CT_BENCH_BIG_MIN_CPUS
+RUN_SECONDS = 0.002  # CT_BENCH_RUN_SECONDS
+MAX_CALLS_PER_RUN = 100  # CT_BENCH_MAX_CALLS_PER_RUN
+M16, M256 = 16 * 1024 * 1024, 256 * 1024 * 1024
+
+# name, op, rows, cols (0: a vector), big; the order of bench/bench_elementwise.c
+OPS = [
+    ("add_f32_16M", "add", M16, 0, False),
+    ("mul_f32_16M", "mul", M16, 0, False),
+    ("exp_f32_16M", "exp", M16, 0, False),
+    ("sum_f32_16M", "sum", M16, 0, False),
+    ("max_f32_16M", "max", M16, 0, False),
+    ("sum_dim0_f32_4096x4096", "sum_dim0", 4096, 4096, False),
+    ("sum_dim1_f32_4096x4096", "sum_dim1", 4096, 4096, False),
+    ("softmax_f32_4096x1000", "softmax", 4096, 1000, False),
+    ("cross_entropy_f32_4096x1000", "cross_entropy", 4096, 1000, False),
+    ("add_f32_256M", "add", M256, 0, True),
+    ("mul_f32_256M", "mul", M256, 0, True),
+    ("exp_f32_256M", "exp", M256, 0, True),
+    ("sum_f32_256M", "sum", M256, 0, True),
+    ("max_f32_256M", "max", M256, 0, True),
+]
+MATMUL = [1024, 2048, 8192]  # 8192 is big
+TRAIN = [("train_mlp_b32", "mlp", 32), ("train_mlp_b512", "mlp", 512),
+         ("train_cnn_b32", "cnn", 32), ("train_cnn_b512", "cnn", 512)]
+LR = {"mlp": 1e-3, "cnn": 3e-3}  # ct_train_default_lr with Adam
+FEATURES, CLASSES = 64, 10
+
+
+def bytes_moved(op, rows, cols):
+    """Bytes read and written by one call, as bench/bench_elementwise.c counts them."""
+    n, f = rows * (cols or 1), 4
+    if op in ("add", "mul"):
+        return 3 * n * f
+    if op in ("exp", "softmax"):
+        return 2 * n * f
+    if op in ("sum", "max"):
+        return n * f + f
+    if op == "sum_dim0":
+        return n * f + cols * f
+    if op == "sum_dim1":
+        return n * f + rows * f
+    return n * f + rows * 8 + f  # cross_entropy: logits, int64 targets, the loss
+
+
+def selected(filter_text, name):
+    """bench/bench_runner.c's ct_bench_selected: comma-separated substrings, ^ and $ anchors."""
+    if filter_text is None:
+        return True
+    for pattern in filter_text.split(","):
+        if not pattern:
+            continue
+        start, end = pattern.startswith("^"), len(pattern) > 1 and pattern.endswith("$")
+        body = pattern[1 if start else 0:len(pattern) - 1 if end else len(pattern)]
+        if start and end:
+            ok = name == body
+        elif start:
+            ok = name.startswith(body)
+        elif end:
+            ok = name.endswith(body)
+        else:
+            ok = body in name
+        if ok:
+            return True
+    return False
+
+
+def cpu_threads():
+    """What ctorch's CPU backend reports (omp_get_max_threads): OMP_NUM_THREADS, else the CPUs
+    this process may run on."""
+    try:
+        value = int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0])
+        if value > 0:
+            return value
+    except ValueError:
+        pass
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def cpu_memory_bytes():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+class Peer:
+    """The device and its timing, PyTorch's or a fake one."""
+
+    def __init__(self, args):
+        self.args = args
+        self.fake = args.fake
+        self.device_name = args.device
+        if self.fake:
+            self.torch = None
+            self.version = "fake"
+            self.device = None
+            return
+        try:
+            import torch  # noqa: F401 (imported here so that --fake and --help need no PyTorch)
+            import torch.nn.functional  # noqa: F401
+        except ImportError as error:
+            die(f"PyTorch is not importable here ({error})")
+        self.torch = torch
+        self.version = f"torch {torch.__version__}"
+        try:
+            self.device = torch.device(args.device)
+        except RuntimeError as error:
+            die(f"--device {args.device}: {error}")
+        if self.device.type == "cuda":
+            if not torch.cuda.is_available():
+                die(f"--device {args.device}: PyTorch sees no CUDA device")
+            index = self.device.index or 0
+            if index >= torch.cuda.device_count():
+                die(f"--device {args.device}: PyTorch sees {torch.cuda.device_count()} CUDA device(s)")
+            self.device = torch.device("cuda", index)
+            torch.cuda.set_device(self.device)
+            # Exact float32, as ctorch's cuBLAS calls and im2col convolutions: no TF32.
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            torch.set_float32_matmul_precision("highest")
+        elif self.device.type != "cpu":
+            die(f"--device {args.device}: only cpu and cuda[:N] are measured")
+        self.device_name = str(self.device) if self.device.type == "cuda" else "cpu"
+
+    def big_sizes(self):
+        if self.args.big is not None:
+            return self.args.big
+        if self.args.quick:
+            return False
+        if self.fake:
+            return False
+        if self.device.type == "cuda":
+            total = self.torch.cuda.get_device_properties(self.device).total_memory
+            return total >= BIG_MIN_GIB << 30
+        return cpu_memory_bytes() >= BIG_MIN_GIB << 30 and cpu_threads() >= BIG_MIN_CPUS
+
+    def synchronize(self):
+        if self.device is not None and self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+    def repeats(self, warmup, repeats):
+        return (min(warmup, 1), min(repeats, 3)) if self.args.quick else (warmup, repeats)
+
+    def time_synced(self, fn, warmup, repeats):
+        """ct_bench_time_synced: seconds per call of the median run."""
+        warmup, repeats = self.repeats(warmup, repeats)
+        for _ in range(warmup):
+            fn()
+        self.synchronize()
+        calls = calls_per_run(self.timed_run(fn, 1))
+        times = [self.timed_run(fn, calls) for _ in range(repeats)]
+        return statistics.median(times) / calls
+
+    def time_plain(self, fn, warmup, repeats):
+        """ct_bench_time: the median of single timed calls (fn waits for the device itself)."""
+        warmup, repeats = self.repeats(warmup, repeats)
+        for _ in range(warmup):
+            fn()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    def timed_run(self, fn, calls):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        self.synchronize()
+        return time.perf_counter() - start
+
+
+def calls_per_run(seconds_per_call):
+    if not seconds_per_call > 0:
+        return MAX_CALLS_PER_RUN
+    return max(1, min(MAX_CALLS_PER_RUN, math.ceil(RUN_SECONDS / seconds_per_call)))
+
+
+def op_function(peer, op, rows, cols):
+    torch, F, device = peer.torch, peer.torch.nn.functional, peer.device
+    torch.manual_seed(1)
+    shape = (rows, cols) if cols else (rows,)
+    if op in ("softmax", "cross_entropy"):
+        a = torch.randn(shape, dtype=torch.float32, device=device)
+    else:
+        a = torch.rand(shape, dtype=torch.float32, device=device)
+    b = torch.rand(shape, dtype=torch.float32, device=device) if op in ("add", "mul") else None
+    target = torch.randint(0, cols, (rows,), dtype=torch.int64, device=device) if op == "cross_entropy" else None
+    return {
+        "add": lambda: torch.add(a, b),
+        "mul": lambda: torch.mul(a, b),
+        "exp": lambda: torch.exp(a),
+        "sum": lambda: torch.sum(a),
+        "max": lambda: torch.max(a),
+        "sum_dim0": lambda: torch.sum(a, 0),
+        "sum_dim1": lambda: torch.sum(a, 1),
+        "softmax": lambda: torch.softmax(a, 1),
+        "cross_entropy": lambda: F.cross_entropy(a, target),
+    }[op]
+
+
+def model(torch, kind):
+    nn = torch.nn
+    if kind == "mlp":  # tools/train_models.c: Linear(F, 256) ReLU Linear(256, C)
+        return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, CLASSES))
+    side = int(math.isqrt(FEATURES))  # the sample as a 1 x 8 x 8 image
+    pooled = side // 2 // 2
+    return nn.Sequential(nn.Unflatten(1, (1, side, side)),
+                         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(1), nn.Linear(32 * pooled * pooled, CLASSES))
+
+
+def train_function(peer, kind, batch):
+    torch, device = peer.torch, peer.device
+    torch.manual_seed(0)
+    net = model(torch, kind).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=LR[kind])
+    x = torch.rand((batch, FEATURES), dtype=torch.float32, device=device)
+    y = torch.randint(0, CLASSES, (batch,), dtype=torch.int64, device=device)
+    F = torch.nn.functional
+
+    def step():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def cases(peer):
+    """(name, unit, measure) for each case to run; measure() returns the figure."""
+    big = peer.big_sizes()
+    out = []
+    for name, op, rows, cols, is_big in OPS:
+        if is_big and not big:
+            continue
+        gigabytes = bytes_moved(op, rows, cols) * 1e-9
+
+        def measure(op=op, rows=rows, cols=cols, gigabytes=gigabytes, is_big=is_big):
+            fn = op_function(peer, op, rows, cols)
+            return gigabytes / peer.time_synced(fn, 3, 10 if is_big else 30)
+        out.append((name, "GB/s", measure))
+    for n in MATMUL:
+        if n > 2048 and not big:
+            continue
+
+        def measure(n=n):
+            torch = peer.torch
+            torch.manual_seed(0)
+            a = torch.randn((n, n), dtype=torch.float32, device=peer.device)
+            b = torch.randn((n, n), dtype=torch.float32, device=peer.device)
+            repeats = 10 if n <= 1024 else (4 if n <= 2048 else 3)
+            return 2.0 * n * n * n * 1e-9 / peer.time_synced(lambda: torch.matmul(a, b), 1 if n > 2048 else 2, repeats)
+        out.append((f"matmul_f32_{n}", "GFLOP/s", measure))
+
+    def overhead():
+        torch = peer.torch
+        a = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float32, device=peer.device)
+        b = torch.tensor([5.0, 6.0, 7.0, 8.0], dtype=torch.float32, device=peer.device)
+
+        def adds():
+            for _ in range(1000):
+                torch.add(a, b)
+            peer.synchronize()
+        return peer.time_plain(adds, 3, 21) / 1000 * 1e6
+    out.append(("op_overhead_add_4", "us", overhead))
+    for name, kind, batch in TRAIN:
+        def measure(kind=kind, batch=batch):
+            return batch / peer.time_synced(train_function(peer, kind, batch), 3, 10)
+        out.append((name, "samples/s", measure))
+    return out
+
+
+def die(message):
+    print(f"torch_bench: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="PyTorch's figures for ctorch bench's device cases.")
+    parser.add_argument("--json", action="store_true", help="one JSON object per result")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, 1 warm-up, 3 timed runs")
+    parser.add_argument("--big", dest="big", action="store_true", default=None, help="the 256M ops and matmul 8192 too")
+    parser.add_argument("--no-big", dest="big", action="store_false", help="never the big sizes")
+    parser.add_argument("--fake", action="store_true", help="no PyTorch: every case with the value 1.0 (rehearsals)")
+    parser.add_argument("filter", nargs="?", default=None, help="names: substrings, comma-separated; ^ and $ anchor")
+    args = parser.parse_args(argv)
+    peer = Peer(args)
+    if not args.json:
+        print(f"{'benchmark':28s} {'device':8s} {'value':>12s} {'unit':9s} peer")
+    for name, unit, measure in cases(peer):
+        if not selected(args.filter, name):
+            continue
+        if peer.fake:
+            value = 1.0
+        else:
+            try:
+                value = measure()
+            except Exception as error:  # one case failing (out of memory, say) leaves the others
+                print(f"torch_bench {name}: FAILED: {error}", file=sys.stderr)
+                continue
+            finally:
+                if peer.device.type == "cuda":
+                    peer.torch.cuda.empty_cache()
+        if args.json:
+            record = {"name": name, "device": peer.device_name, "value": float(f"{value:.6g}"),
+                      "unit": unit, "peer": peer.version}
+            if peer.fake:
+                record["fake"] = True
+            print(json.dumps(record), flush=True)
+        else:
+            print(f"{name:28s} {peer.device_name:8s} {value:12.3f} {unit:9s} {peer.version}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
