@@ -60,9 +60,14 @@ def speed_ratio(ours, theirs, unit):
 
 
 def fmt(value):
+    """A figure in at most 10 columns: 4 significant digits, whole numbers from 10000 on."""
     if value is None:
         return "-"
     return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
+
+
+def fmt_ratio(value):
+    return "-" if value is None else f"{value:.3f}"
 
 
 def main(argv):
@@ -132,7 +137,7 @@ def main(argv):
             verdict, met = f">= {target:g}  met", met + 1
         else:
             verdict, missed = f">= {target:g}  MISSED", missed + 1
-        print(f"{name:28s} {unit:9s} {fmt(value):>10s} {fmt(peer_value):>10s} {fmt(ratio):>7s}  {verdict}".rstrip())
+        print(f"{name:28s} {unit:9s} {fmt(value):>10s} {fmt(peer_value):>10s} {fmt_ratio(ratio):>7s}  {verdict}".rstrip())
     if args.peer and targets:
         print(f"targets against {peer_version}: {met} met, {missed} missed"
               + (f", {len([n for n in names if n in TARGETS]) - met - missed} not measured" if
@@ -145,7 +150,7 @@ def main(argv):
             for r in others:
                 status = "met" if r.get("met", True) else "MISSED"
                 print(f"{r['name']:28s} {r.get('device', '-'):8s} {fmt(r['value']):>10s} {r['unit']:9s} "
-                      f"{fmt(r.get('baseline')):>10s} {fmt(r.get('ratio')):>7s}  {r.get('target', '')} {status}")
+                      f"{fmt(r.get('baseline')):>10s} {fmt_ratio(r.get('ratio')):>7s}  {r.get('target', '')} {status}")
     for line in problems + broken:
         print(f"peer_compare: {line}", file=sys.stderr)
     if args.strict and (problems or broken or (args.peer and not names)):

@@ -1,4 +1,5 @@
-/* ctorch bench [--json] [FILTER]: the benchmarks of bench/, with their baselines. */
+/* ctorch bench [--json] [--device D] [--quick] [--big|--no-big] [FILTER]: the benchmarks of bench/,
+ * with their baselines. */
 #include "bench.h"
 #include "tool.h"
 

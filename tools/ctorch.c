@@ -12,7 +12,7 @@ static void usage(FILE *out)
                  "  train [options]          train a model on the digits data set (train --help)\n"
                  "  eval --checkpoint FILE   test a model saved by train --save (eval --help)\n"
                  "  info [--json]            backends, devices, memory, the best device\n"
-                 "  bench [--json] [FILTER]  benchmarks against the libraries underneath\n"
+                 "  bench [--json] [FILTER]  benchmarks against the libraries underneath (bench --help)\n"
                  "  version                  the library version\n");
 }
 
