@@ -1,5 +1,16 @@
-/* What the OpenCL backend tests share: skipping where there is no OpenCL device, and reading
- * tensors back for comparison. */
+/* What the OpenCL backend tests share: skipping where there is no OpenCL device, finding two
+ * devices in one context or in two, and reading tensors back for comparison.
+ *
+ * The suite's environment gives two PoCL devices in one context (POCL_DEVICES="pthread
+ * pthread"). A GPU machine adds its driver's platform (an NVIDIA GPU as opencl:0 there), whose
+ * devices share no context with PoCL's: a test that needs one context finds a pair that has one,
+ * or says why it skips. To see such a machine here, give the ICD loader a second platform, e.g.
+ * Oclgrind's simulated GPU (Debian's oclgrind package, whose driver no vendors file names):
+ *     mkdir /tmp/two-platforms && echo libpocl.so.2 >/tmp/two-platforms/pocl.icd &&
+ *     echo /usr/lib/oclgrind/liboclgrind-rt-icd.so >/tmp/two-platforms/oclgrind.icd
+ *     OCL_ICD_VENDORS=/tmp/two-platforms ctest -R 'opencl|data_parallel'
+ * (PoCL named twice in the vendors folder is one platform listed twice, and a copy of libpocl
+ * under another name aborts as it registers its LLVM options a second time.) */
 #ifndef CT_TEST_OPENCL_TEST_H
 #define CT_TEST_OPENCL_TEST_H
 
@@ -19,6 +30,49 @@ static const ct_device OPENCL0 = {CT_OPENCL, 0}, OPENCL1 = {CT_OPENCL, 1};
         if (ct_device_count(CT_OPENCL) < (count)) {                                              \
             print_message("needs %d OpenCL device(s), found %d (%s): skipped\n", (count),        \
                           ct_device_count(CT_OPENCL), ct_backend_unavailable_reason(CT_OPENCL)); \
+            skip();                                                                              \
+        }                                                                                        \
+    } while (0)
+
+/* Finds two visible OpenCL devices, lowest indices first, that share one context (same_context)
+ * or that do not; false when there are none such. One platform's devices share a context: only
+ * they copy between each other directly (the backend's copy_peer), other pairs stage the bytes
+ * on the host. */
+static inline bool opencl_device_pair(bool same_context, int *first, int *second)
+{
+#ifdef CTORCH_HAVE_OPENCL
+    int count = ct_device_count(CT_OPENCL);
+    for (int a = 0; a < count; a++)
+        for (int b = a + 1; b < count; b++)
+            if (ct_opencl_share_context(a, b) == same_context) {
+                *first = a;
+                *second = b;
+                return true;
+            }
+#else
+    (void)same_context, (void)first, (void)second;
+#endif
+    return false;
+}
+
+/* Sets first and second to two OpenCL devices in one context, or skips the calling test. */
+#define REQUIRE_OPENCL_DEVICES_IN_ONE_CONTEXT(first, second)                                     \
+    do {                                                                                         \
+        REQUIRE_OPENCL_DEVICES(2);                                                               \
+        if (!opencl_device_pair(true, &(first), &(second))) {                                    \
+            print_message("needs two OpenCL devices in one context (of one platform); no two "  \
+                          "of the %d here share one: skipped\n", ct_device_count(CT_OPENCL));   \
+            skip();                                                                              \
+        }                                                                                        \
+    } while (0)
+
+/* Sets first and second to two OpenCL devices in two contexts, or skips the calling test. */
+#define REQUIRE_OPENCL_DEVICES_IN_TWO_CONTEXTS(first, second)                                    \
+    do {                                                                                         \
+        REQUIRE_OPENCL_DEVICES(2);                                                               \
+        if (!opencl_device_pair(false, &(first), &(second))) {                                   \
+            print_message("needs OpenCL devices of two platforms (a GPU's and PoCL's); the %d "  \
+                          "here share one context: skipped\n", ct_device_count(CT_OPENCL));     \
             skip();                                                                              \
         }                                                                                        \
     } while (0)

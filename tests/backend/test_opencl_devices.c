@@ -1,8 +1,11 @@
 /* The OpenCL devices: found through the ICD loader and numbered GPUs and accelerators first;
  * two PoCL devices under POCL_DEVICES="pthread pthread"; their properties; free memory as total
- * minus what ctorch holds where the driver has no query, and `ctorch info` says so; indices
- * past the last device and allocations larger than the device are errors with the sizes. */
+ * minus what ctorch holds where the driver has no query, and `ctorch info`, started from here,
+ * lists the same devices and says so; finding them leaves the ICD loader's variables whole;
+ * indices past the last device and allocations larger than the device are errors with the
+ * sizes. */
 #include <cjson/cJSON.h>
+#include <unistd.h>
 
 #include "opencl_test.h"
 #include "support/run_command.h"
@@ -136,8 +139,46 @@ static void info_says_which_free_memory_is_an_estimate(void **state)
         assert_int_equal(cJSON_IsTrue(estimate), props.free_memory_is_estimate);
         assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(device, "max_allocation")) > 0);
     }
-    assert_int_equal(opencl_devices, ct_device_count(CT_OPENCL));
+    if (opencl_devices != ct_device_count(CT_OPENCL))
+        fail_msg("`ctorch info --json` lists %d OpenCL devices, this process has %d", opencl_devices,
+                 ct_device_count(CT_OPENCL));
     cJSON_Delete(root);
+}
+
+/* The child of the test below: finds the OpenCL devices, then prints the loader's list. */
+static int print_loader_list(void)
+{
+    int count = ct_device_count(CT_OPENCL);
+    const char *list = getenv("OCL_ICD_FILENAMES");
+    printf("devices=%d OCL_ICD_FILENAMES=%s\n", count, list ? list : "(unset)");
+    return 0;
+}
+
+/* Finding the devices leaves the environment as it was, so that the programs this one starts
+ * (`ctorch info`, workers) find the same drivers. Khronos' ICD loader cuts OCL_ICD_FILENAMES at
+ * its first ':' as it reads it; ctorch restores it. The child is given the list here plus two
+ * names that load nothing. */
+static void finding_devices_leaves_the_loaders_list_of_drivers_whole(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    char self[4096];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(length > 0);
+    self[length] = '\0';
+    const char *drivers = getenv("OCL_ICD_FILENAMES");
+    char list[2048], command[8192];
+    snprintf(list, sizeof list, "%s%slibctorch-test-no-driver-1.so:libctorch-test-no-driver-2.so",
+             drivers ? drivers : "", drivers && drivers[0] ? ":" : "");
+    snprintf(command, sizeof command, "OCL_ICD_FILENAMES='%s' '%s' --loader-list 2>/dev/null",
+             list, self);
+    int status;
+    char *out = ct_test_run_command(command, &status);
+    assert_int_equal(status, 0);
+    char expected[2100];
+    snprintf(expected, sizeof expected, "OCL_ICD_FILENAMES=%s\n", list);
+    if (!strstr(out, expected)) fail_msg("the child printed '%s', expected '%s'", out, expected);
+    free(out);
 }
 
 static void an_index_past_the_last_device_names_the_valid_range(void **state)
@@ -235,8 +276,9 @@ static void a_warm_loop_makes_no_device_allocations(void **state)
     assert_int_equal(ct_memory_reserved(OPENCL0), ct_memory_allocated(OPENCL0));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--loader-list") == 0) return print_loader_list();
     ct_scope_push();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(devices_are_ordered_accelerators_first_then_cpus),
@@ -244,6 +286,7 @@ int main(void)
         cmocka_unit_test(properties_describe_each_device),
         cmocka_unit_test(free_memory_is_total_minus_what_ctorch_holds),
         cmocka_unit_test(info_says_which_free_memory_is_an_estimate),
+        cmocka_unit_test(finding_devices_leaves_the_loaders_list_of_drivers_whole),
         cmocka_unit_test(an_index_past_the_last_device_names_the_valid_range),
         cmocka_unit_test(an_allocation_larger_than_the_device_is_out_of_memory_with_the_sizes),
         cmocka_unit_test(every_kernel_belongs_to_a_family_the_backend_builds),

@@ -2,7 +2,8 @@
  * computes as anywhere and a read on that stream waits for it; an event orders a consumer
  * stream after a producer; synchronizing the device waits for every stream; pinned tensors come
  * from mapped OpenCL buffers; non-blocking copies into and out of them give every byte, keep
- * their source alive, and are counted. */
+ * their source alive, and are counted; so are copies between devices, direct within one context
+ * and through the host between two. */
 #include "opencl_test.h"
 #include "ctorch/stream.h"
 
@@ -187,22 +188,49 @@ static void non_blocking_from_unpinned_memory_is_done_blocking(void **state)
     ct_release(device);
 }
 
+/* Devices of one context (PoCL's two) copy directly: no trip through the host. */
 static void copies_between_devices_are_counted_as_peer_copies(void **state)
 {
     (void)state;
-    REQUIRE_OPENCL_DEVICES(2);
+    int a = 0, b = 0;
+    REQUIRE_OPENCL_DEVICES_IN_ONE_CONTEXT(a, b);
+    const ct_device from = {CT_OPENCL, a}, to = {CT_OPENCL, b};
     int64_t shape[1] = {256};
-    ct_tensor *on0 = ct_ones(shape, 1, CT_F32, OPENCL0);
-    ct_transfer_stats_reset(OPENCL0);
-    ct_transfer_stats_reset(OPENCL1);
-    ct_tensor *on1 = ct_to(on0, OPENCL1);
+    ct_tensor *on_a = ct_ones(shape, 1, CT_F32, from);
+    ct_transfer_stats_reset(from);
+    ct_transfer_stats_reset(to);
+    ct_tensor *on_b = ct_to(on_a, to);
     ct_transfer_stats s0, s1;
-    ct_transfer_stats_get(OPENCL0, &s0);
-    ct_transfer_stats_get(OPENCL1, &s1);
-    /* PoCL's devices share a context: no trip through the host */
+    ct_transfer_stats_get(from, &s0);
+    ct_transfer_stats_get(to, &s1);
     assert_int_equal(s1.device_to_device_bytes, 1024);
     assert_int_equal(s0.device_to_host_bytes + s1.host_to_device_bytes, 0);
-    ct_release(on1), ct_release(on0);
+    ct_release(on_b), ct_release(on_a);
+}
+
+/* Devices of two platforms (a GPU's and PoCL's) share no context: a copy between them is counted
+ * as what it is, a download from one and an upload to the other. */
+static void copies_between_contexts_are_counted_through_the_host(void **state)
+{
+    (void)state;
+    int a = 0, b = 0;
+    REQUIRE_OPENCL_DEVICES_IN_TWO_CONTEXTS(a, b);
+    const ct_device from = {CT_OPENCL, a}, to = {CT_OPENCL, b};
+    int64_t shape[1] = {256};
+    ct_tensor *on_a = ct_ones(shape, 1, CT_F32, from);
+    ct_transfer_stats_reset(from);
+    ct_transfer_stats_reset(to);
+    ct_tensor *on_b = ct_to(on_a, to);
+    float back[256];
+    assert_int_equal(ct_tensor_to_array(on_b, back, sizeof back), CT_OK);
+    for (int i = 0; i < 256; i++) assert_true(back[i] == 1.0f);
+    ct_transfer_stats s0, s1;
+    ct_transfer_stats_get(from, &s0);
+    ct_transfer_stats_get(to, &s1);
+    assert_int_equal(s0.device_to_host_bytes, 1024);
+    assert_int_equal(s1.host_to_device_bytes, 1024);
+    assert_int_equal(s1.device_to_device_bytes, 0);
+    ct_release(on_b), ct_release(on_a);
 }
 
 int main(void)
@@ -215,6 +243,7 @@ int main(void)
         cmocka_unit_test(non_blocking_copies_through_pinned_memory_keep_every_byte),
         cmocka_unit_test(non_blocking_from_unpinned_memory_is_done_blocking),
         cmocka_unit_test(copies_between_devices_are_counted_as_peer_copies),
+        cmocka_unit_test(copies_between_contexts_are_counted_through_the_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

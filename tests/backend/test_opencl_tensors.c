@@ -1,7 +1,8 @@
 /* Tensors on real OpenCL devices: created on opencl:0 and opencl:1 and read back; round trips
  * cpu -> opencl:0 -> opencl:1 -> cpu keep every byte of every dtype, contiguous and strided;
- * copies into views and between devices of one context; operands on two devices are an error
- * naming both; one seed gives the same random numbers as on the CPU. */
+ * copies into views, between devices of one context (directly) and of two (through the host);
+ * operands on two devices are an error naming both; one seed gives the same random numbers as
+ * on the CPU. */
 #include "opencl_test.h"
 #include "tensor/tensor_internal.h"
 
@@ -101,27 +102,61 @@ static void round_trips_through_two_devices_keep_every_byte(void **state)
 static void the_peer_copy_moves_bytes_between_devices_of_one_context(void **state)
 {
     (void)state;
-    REQUIRE_OPENCL_DEVICES(2);
+    int a = 0, b = 0;
+    REQUIRE_OPENCL_DEVICES_IN_ONE_CONTEXT(a, b);
     const ct_backend *backend = ct_backend_of(OPENCL0);
     assert_non_null(backend->copy_peer);
     int64_t shape[1] = {1000};
-    ct_tensor *src = ct_arange(0, 1000, 1, CT_I32, OPENCL0);
-    ct_tensor *dst = ct_zeros(shape, 1, CT_I32, OPENCL1);
+    ct_tensor *src = ct_arange(0, 1000, 1, CT_I32, (ct_device){CT_OPENCL, a});
+    ct_tensor *dst = ct_zeros(shape, 1, CT_I32, (ct_device){CT_OPENCL, b});
     /* 100 elements from element 10 of src into element 500 of dst */
-    ct_status status = backend->copy_peer(1, ct_tensor_handle(dst), 500 * 4, 0,
+    ct_status status = backend->copy_peer(b, ct_tensor_handle(dst), 500 * 4, a,
                                           ct_tensor_handle(src), 10 * 4, 100 * 4);
-    assert_int_equal(status, CT_OK); /* PoCL's devices share one context */
+    assert_int_equal(status, CT_OK);
     int32_t back[1000];
     assert_int_equal(ct_tensor_to_array(dst, back, sizeof back), CT_OK);
     for (int i = 0; i < 1000; i++)
         assert_int_equal(back[i], i >= 500 && i < 600 ? i - 490 : 0);
     /* on one device, overlapping ranges move as memmove does */
-    status = backend->copy_peer(0, ct_tensor_handle(src), 4, 0, ct_tensor_handle(src), 0, 10 * 4);
+    status = backend->copy_peer(a, ct_tensor_handle(src), 4, a, ct_tensor_handle(src), 0, 10 * 4);
     assert_int_equal(status, CT_OK);
     assert_int_equal(ct_tensor_to_array(src, back, sizeof back), CT_OK);
     assert_int_equal(back[0], 0);
     for (int i = 1; i <= 10; i++) assert_int_equal(back[i], i - 1);
     assert_int_equal(back[11], 11);
+    ct_release(src), ct_release(dst);
+}
+
+/* Devices of two platforms (a GPU's and PoCL's) share no context: the backend says it cannot
+ * copy between them and writes nothing, and tensors move between them through the host. */
+static void devices_of_two_contexts_copy_through_the_host(void **state)
+{
+    (void)state;
+    int a = 0, b = 0;
+    REQUIRE_OPENCL_DEVICES_IN_TWO_CONTEXTS(a, b);
+    const ct_device device_a = {CT_OPENCL, a}, device_b = {CT_OPENCL, b};
+    const ct_backend *backend = ct_backend_of(OPENCL0);
+    int64_t shape[1] = {1000};
+    ct_tensor *src = ct_arange(0, 1000, 1, CT_I32, device_a);
+    ct_tensor *dst = ct_zeros(shape, 1, CT_I32, device_b);
+    assert_int_equal(backend->copy_peer(b, ct_tensor_handle(dst), 0, a, ct_tensor_handle(src), 0,
+                                        1000 * 4),
+                     CT_ERR_UNAVAILABLE);
+    int32_t back[1000];
+    assert_int_equal(ct_tensor_to_array(dst, back, sizeof back), CT_OK);
+    for (int i = 0; i < 1000; i++) assert_int_equal(back[i], 0);
+    /* both ways, and into a strided view */
+    ct_tensor *there = ct_to(src, device_b), *home = ct_to(there, device_a);
+    assert_non_null(home);
+    assert_true(ct_device_equal(ct_tensor_device(there), device_b));
+    assert_int_equal(ct_tensor_to_array(home, back, sizeof back), CT_OK);
+    for (int i = 0; i < 1000; i++) assert_int_equal(back[i], i);
+    ct_tensor *evens = ct_slice(dst, 0, 0, 1000, 2);
+    ct_tensor *part = ct_slice(src, 0, 0, 500, 1);
+    assert_int_equal(ct_copy_(evens, part), CT_OK);
+    assert_int_equal(ct_tensor_to_array(dst, back, sizeof back), CT_OK);
+    for (int i = 0; i < 1000; i++) assert_int_equal(back[i], i % 2 ? 0 : i / 2);
+    ct_release(part), ct_release(evens), ct_release(home), ct_release(there);
     ct_release(src), ct_release(dst);
 }
 
@@ -252,6 +287,7 @@ int main(void)
         cmocka_unit_test(tensors_are_created_on_each_device_and_read_back),
         cmocka_unit_test(round_trips_through_two_devices_keep_every_byte),
         cmocka_unit_test(the_peer_copy_moves_bytes_between_devices_of_one_context),
+        cmocka_unit_test(devices_of_two_contexts_copy_through_the_host),
         cmocka_unit_test(copies_into_views_and_across_devices),
         cmocka_unit_test(operands_on_two_devices_are_an_error_naming_both),
         cmocka_unit_test(the_current_device_guard_places_tensors),

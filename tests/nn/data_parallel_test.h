@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "device/backend_interface.h" /* CT_MAX_DEVICES_PER_TYPE */
 #include "nn/nn_test.h"
 
 enum { DP_IN = 6, DP_HIDDEN = 16, DP_OUT = 3, DP_MAX_VALUES = 1024 };
@@ -13,10 +14,16 @@ enum { DP_IN = 6, DP_HIDDEN = 16, DP_OUT = 3, DP_MAX_VALUES = 1024 };
 #define DEVICE0 ((ct_device){CT_OPENCL, 0})
 #define DEVICE1 ((ct_device){CT_OPENCL, 1})
 
-/* The PoCL tests need two OpenCL devices (the suite's environment gives two). */
+/* The PoCL tests need two OpenCL devices (the suite's environment gives two). They may be in
+ * two contexts (a GPU's platform and PoCL's): DataParallel's copies between them then go through
+ * the host, with the same results. */
 #define NEED_TWO_DEVICES()                                                                         \
     do {                                                                                           \
-        if (ct_device_count(CT_OPENCL) < 2) skip();                                                \
+        if (ct_device_count(CT_OPENCL) < 2) {                                                      \
+            print_message("needs two OpenCL devices, found %d (%s): skipped\n",                   \
+                          ct_device_count(CT_OPENCL), ct_backend_unavailable_reason(CT_OPENCL));   \
+            skip();                                                                                \
+        }                                                                                          \
     } while (0)
 
 static const ct_device dp_two_devices[2] = {{CT_OPENCL, 0}, {CT_OPENCL, 1}};
@@ -183,13 +190,15 @@ static inline void dp_check_training_matches(dp_model_maker make, int steps, boo
 
 /* ---- a module that notes the batch size each device sees (seed 003's FooNet prints it) ---- */
 
-static _Atomic int64_t dp_rows_seen[2];
-static atomic_int dp_forwards_seen[2];
+/* Rows and forwards seen on opencl:i (-1 and 0 where the device ran no replica). */
+enum { DP_MAX_SEEN = CT_MAX_DEVICES_PER_TYPE };
+static _Atomic int64_t dp_rows_seen[DP_MAX_SEEN];
+static atomic_int dp_forwards_seen[DP_MAX_SEEN];
 
 static inline ct_tensor *dp_noting_forward(ct_module *self, const ct_tensor *x)
 {
     ct_device d = ct_tensor_device(x);
-    if (d.type == CT_OPENCL && d.index < 2) {
+    if (d.type == CT_OPENCL && d.index >= 0 && d.index < DP_MAX_SEEN) {
         atomic_store(&dp_rows_seen[d.index], ct_tensor_size(x, 0));
         atomic_fetch_add(&dp_forwards_seen[d.index], 1);
     }
@@ -198,7 +207,7 @@ static inline ct_tensor *dp_noting_forward(ct_module *self, const ct_tensor *x)
 
 static inline void dp_reset_seen(void)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < DP_MAX_SEEN; i++) {
         atomic_store(&dp_rows_seen[i], -1);
         atomic_store(&dp_forwards_seen[i], 0);
     }

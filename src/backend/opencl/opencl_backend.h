@@ -24,6 +24,11 @@ int ct_opencl_parse_visible_devices(const char *text, int physical_count, int *l
 /* The physical index of visible device `index`, or -1 when there is no such device. */
 int ct_opencl_physical_index(int index);
 
+/* Whether visible devices a and b share one context (one platform's devices do): only then
+ * does copy_peer copy between them; between two contexts the caller stages on the host. False
+ * when either is not a visible device. */
+bool ct_opencl_share_context(int a, int b);
+
 /* Builds (once) the program of a kernel's family on visible device `index` and makes the
  * kernel's cl_kernel there, as its first launch would: CT_ERR_BACKEND with the build log when
  * the family does not build. Tests use it to show that every kernel exists on every device. */

@@ -202,10 +202,49 @@ void ct_opencl_guard_exit(cl_command_queue queue, atomic_bool *done)
     if (!atomic_exchange(done, true)) atexit(finish_queues_at_exit);
 }
 
+/* The Khronos ICD loader (the libOpenCL.so.1 that CUDA ships, among others) splits the lists in
+ * OCL_ICD_FILENAMES and OPENCL_LAYERS by writing '\0' over each ':' of the environment's own
+ * string when it first loads its drivers. The process's environment then names only the first
+ * library, and every program it starts finds only that driver's platform: `ctorch info`, run
+ * from a program that uses OpenCL on a machine with OCL_ICD_FILENAMES=libpocl.so.2:
+ * libnvidia-opencl.so.1, listed PoCL's devices without the NVIDIA GPU. ctorch keeps a copy of
+ * each value before its first OpenCL call and writes it back into the same string after it. */
+typedef struct loader_variable {
+    const char *name;
+    char *value; /* the environment's string, as getenv gave it; NULL when unset */
+    char *copy;  /* what it held then */
+} loader_variable;
+
+static void keep_loader_variables(loader_variable *variables, int count)
+{
+    for (int i = 0; i < count; i++) {
+        variables[i].value = getenv(variables[i].name);
+        variables[i].copy = variables[i].value ? strdup(variables[i].value) : NULL;
+    }
+}
+
+static void restore_loader_variables(loader_variable *variables, int count)
+{
+    for (int i = 0; i < count; i++) {
+        loader_variable *v = &variables[i];
+        /* the same string, changed in place: the loader only wrote '\0's inside it */
+        if (v->copy && getenv(v->name) == v->value && strcmp(v->value, v->copy) != 0) {
+            memcpy(v->value, v->copy, strlen(v->copy) + 1);
+            ct_log_message(CT_LOG_DEBUG, "opencl: the ICD loader cut %s short; restored to '%s'",
+                           v->name, v->copy);
+        }
+        free(v->copy);
+    }
+}
+
 bool ct_opencl_init(char *reason, size_t reason_size)
 {
+    loader_variable variables[] = {{"OCL_ICD_FILENAMES", NULL, NULL}, {"OPENCL_LAYERS", NULL, NULL}};
+    int variable_count = (int)(sizeof variables / sizeof variables[0]);
+    keep_loader_variables(variables, variable_count);
     cl_uint platform_count = 0;
     cl_int status = clGetPlatformIDs(0, NULL, &platform_count);
+    restore_loader_variables(variables, variable_count);
     if (status != CL_SUCCESS || platform_count == 0) {
         snprintf(reason, reason_size, "no OpenCL platform (clGetPlatformIDs: %s)",
                  status != CL_SUCCESS ? ct_opencl_status_name(status) : "0 platforms");
@@ -260,6 +299,12 @@ int ct_opencl_get_device_count(void) { return ct_opencl_device_count; }
 int ct_opencl_physical_index(int index)
 {
     return index >= 0 && index < ct_opencl_device_count ? ct_opencl_devices[index].physical_index : -1;
+}
+
+bool ct_opencl_share_context(int a, int b)
+{
+    return a >= 0 && a < ct_opencl_device_count && b >= 0 && b < ct_opencl_device_count &&
+           ct_opencl_devices[a].context == ct_opencl_devices[b].context;
 }
 
 ct_status ct_opencl_get_properties(int index, ct_device_props *props)
