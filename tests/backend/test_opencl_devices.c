@@ -1,9 +1,9 @@
 /* The OpenCL devices: found through the ICD loader and numbered GPUs and accelerators first;
  * two PoCL devices under POCL_DEVICES="pthread pthread"; their properties; free memory as total
  * minus what ctorch holds where the driver has no query, and `ctorch info`, started from here,
- * lists the same devices and says so; finding them leaves the ICD loader's variables whole;
- * indices past the last device and allocations larger than the device are errors with the
- * sizes. */
+ * lists the same devices and says so; finding them leaves the ICD loader's variables whole, and
+ * a driver named twice gives its devices once; indices past the last device and allocations
+ * larger than the device are errors with the sizes. */
 #include <cjson/cJSON.h>
 #include <unistd.h>
 
@@ -145,13 +145,29 @@ static void info_says_which_free_memory_is_an_estimate(void **state)
     cJSON_Delete(root);
 }
 
-/* The child of the test below: finds the OpenCL devices, then prints the loader's list. */
+/* The child of the tests below: finds the OpenCL devices, then prints how many and the loader's
+ * list of drivers. */
 static int print_loader_list(void)
 {
     int count = ct_device_count(CT_OPENCL);
     const char *list = getenv("OCL_ICD_FILENAMES");
     printf("devices=%d OCL_ICD_FILENAMES=%s\n", count, list ? list : "(unset)");
     return 0;
+}
+
+/* Runs `environment <this program> --loader-list`; returns its output (malloc'ed). */
+static char *run_loader_list(const char *environment)
+{
+    char self[4096], command[8192];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(length > 0);
+    self[length] = '\0';
+    snprintf(command, sizeof command, "%s '%s' --loader-list 2>/dev/null", environment, self);
+    int status;
+    char *out = ct_test_run_command(command, &status);
+    assert_int_equal(status, 0);
+    if (strncmp(out, "devices=", 8) != 0) fail_msg("the child printed '%s'", out);
+    return out;
 }
 
 /* Finding the devices leaves the environment as it was, so that the programs this one starts
@@ -162,23 +178,55 @@ static void finding_devices_leaves_the_loaders_list_of_drivers_whole(void **stat
 {
     (void)state;
     REQUIRE_OPENCL_DEVICES(1);
-    char self[4096];
-    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(length > 0);
-    self[length] = '\0';
     const char *drivers = getenv("OCL_ICD_FILENAMES");
-    char list[2048], command[8192];
+    char list[2048], environment[2100], expected[2100];
     snprintf(list, sizeof list, "%s%slibctorch-test-no-driver-1.so:libctorch-test-no-driver-2.so",
              drivers ? drivers : "", drivers && drivers[0] ? ":" : "");
-    snprintf(command, sizeof command, "OCL_ICD_FILENAMES='%s' '%s' --loader-list 2>/dev/null",
-             list, self);
-    int status;
-    char *out = ct_test_run_command(command, &status);
-    assert_int_equal(status, 0);
-    char expected[2100];
+    snprintf(environment, sizeof environment, "OCL_ICD_FILENAMES='%s'", list);
     snprintf(expected, sizeof expected, "OCL_ICD_FILENAMES=%s\n", list);
+    char *out = run_loader_list(environment);
     if (!strstr(out, expected)) fail_msg("the child printed '%s', expected '%s'", out, expected);
     free(out);
+}
+
+/* Writes `library` into the vendors file folder/name. */
+static void write_icd_file(const char *folder, const char *name, const char *library)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", folder, name);
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    fprintf(file, "%s\n", library);
+    assert_int_equal(fclose(file), 0);
+}
+
+/* The devices of a driver that two vendors files name (ocl-icd then lists its platform twice)
+ * are numbered once: PoCL's, alone in a vendors folder, then named twice there. */
+static void a_driver_named_twice_gives_its_devices_once(void **state)
+{
+    (void)state;
+    REQUIRE_OPENCL_DEVICES(1);
+    char folder[] = "/tmp/ctorch_icd_XXXXXX", environment[256], path[512];
+    assert_non_null(mkdtemp(folder));
+    snprintf(environment, sizeof environment, "env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS=%s", folder);
+    write_icd_file(folder, "pocl.icd", "libpocl.so.2");
+    char *out = run_loader_list(environment);
+    int once = atoi(out + 8);
+    free(out);
+    write_icd_file(folder, "pocl-again.icd", "libpocl.so.2");
+    out = run_loader_list(environment);
+    int twice = atoi(out + 8);
+    free(out);
+    snprintf(path, sizeof path, "%s/pocl.icd", folder);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/pocl-again.icd", folder);
+    unlink(path);
+    rmdir(folder);
+    if (once == 0) {
+        print_message("PoCL (libpocl.so.2) gives no device here: skipped\n");
+        skip();
+    }
+    assert_int_equal(twice, once);
 }
 
 static void an_index_past_the_last_device_names_the_valid_range(void **state)
@@ -287,6 +335,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(free_memory_is_total_minus_what_ctorch_holds),
         cmocka_unit_test(info_says_which_free_memory_is_an_estimate),
         cmocka_unit_test(finding_devices_leaves_the_loaders_list_of_drivers_whole),
+        cmocka_unit_test(a_driver_named_twice_gives_its_devices_once),
         cmocka_unit_test(an_index_past_the_last_device_names_the_valid_range),
         cmocka_unit_test(an_allocation_larger_than_the_device_is_out_of_memory_with_the_sizes),
         cmocka_unit_test(every_kernel_belongs_to_a_family_the_backend_builds),

@@ -73,12 +73,27 @@ static bool device_usable(cl_device_id id)
     return false;
 }
 
+/* The index of an earlier listing of platform p, or -1: ocl-icd loads a driver that two vendors
+ * files name twice and lists its one platform twice, whose devices would be numbered twice. */
+static int listed_before(const cl_platform_id *platforms, cl_uint p)
+{
+    for (cl_uint q = 0; q < p; q++)
+        if (platforms[q] == platforms[p]) return (int)q;
+    return -1;
+}
+
 /* Every usable device of every platform, in platform then device order. */
 static int discover(cl_platform_id *platforms, cl_uint platform_count, found_device *found,
                     char *reason, size_t reason_size)
 {
     int count = 0;
     for (cl_uint p = 0; p < platform_count; p++) {
+        int earlier = listed_before(platforms, p);
+        if (earlier >= 0) {
+            ct_log_message(CT_LOG_INFO, "opencl: platform %u is platform %d listed again: left out",
+                           p, earlier);
+            continue;
+        }
         cl_uint n = 0;
         cl_int status = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &n);
         if (status == CL_DEVICE_NOT_FOUND || n == 0) continue;
