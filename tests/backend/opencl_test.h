@@ -4,13 +4,17 @@
  * The suite's environment gives two PoCL devices in one context (POCL_DEVICES="pthread
  * pthread"). A GPU machine adds its driver's platform (an NVIDIA GPU as opencl:0 there), whose
  * devices share no context with PoCL's: a test that needs one context finds a pair that has one,
- * or says why it skips. To see such a machine here, give the ICD loader a second platform, e.g.
- * Oclgrind's simulated GPU (Debian's oclgrind package, whose driver no vendors file names):
+ * or says why it skips. To see such a machine here, give the ICD loader a second platform:
+ * Oclgrind's simulated GPU (Debian's oclgrind package; no vendors file names its driver):
  *     mkdir /tmp/two-platforms && echo libpocl.so.2 >/tmp/two-platforms/pocl.icd &&
  *     echo /usr/lib/oclgrind/liboclgrind-rt-icd.so >/tmp/two-platforms/oclgrind.icd
- *     OCL_ICD_VENDORS=/tmp/two-platforms ctest -R 'opencl|data_parallel'
- * (PoCL named twice in the vendors folder is one platform listed twice, and a copy of libpocl
- * under another name aborts as it registers its LLVM options a second time.) */
+ *     OCL_ICD_VENDORS=/tmp/two-platforms ctest -R 'test_opencl_(tensors|streams)|data_parallel_dev'
+ * Then opencl:0 is Oclgrind's (a GPU, first) and opencl:1 and 2 are PoCL's, as on a GPU machine.
+ * Only for a look: the simulator takes minutes over the streams suite, Oclgrind 21.10 cannot
+ * build abs_i32 (no llvm.abs), and a process with Oclgrind's device and one PoCL device
+ * (CTORCH_OPENCL_VISIBLE_DEVICES=0,1) was seen to corrupt its heap, found at exit. PoCL itself
+ * gives no second platform: named twice, it is one platform listed twice; a copy of libpocl under
+ * another name aborts as it registers its LLVM options a second time. */
 #ifndef CT_TEST_OPENCL_TEST_H
 #define CT_TEST_OPENCL_TEST_H
 
