@@ -12,8 +12,10 @@
  * chooses the group size (see ct_work_shape): a CPU runs groups of one item, where barriers and
  * local arrays cost nothing and each item walks a long vector loop; a GPU runs blocks of 256.
  * CT_GROUP_CAPACITY bounds the group size a build takes and sizes CT_LOCAL arrays;
- * CT_ITEM_LANES is how many adjacent outputs one item of a column reduction folds at once (a
- * CPU core's vector; one on a device, where adjacent items take adjacent outputs). */
+ * CT_ITEM_LANES is how many adjacent elements an item takes at a time, each in a lane of its
+ * own (a row reduction's elements, a column reduction's outputs): a CPU core's vector (16) in C;
+ * 4 on a device, where the warp's items take adjacent 16-byte pieces and each item has 4
+ * independent loads in flight (one in flight per thread leaves an H100 at half its bandwidth). */
 #ifndef CT_KERNEL_DIALECT_H
 #define CT_KERNEL_DIALECT_H
 
@@ -33,7 +35,7 @@
 #define CT_LOCAL_PTR __local
 #define CT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define CT_GROUP_CAPACITY 256
-#define CT_ITEM_LANES 1
+#define CT_ITEM_LANES 4
 
 #elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 typedef unsigned char uchar;
@@ -54,7 +56,7 @@ typedef unsigned long ulong;
 #define CT_LOCAL_PTR
 #define CT_BARRIER() __syncthreads()
 #define CT_GROUP_CAPACITY 256
-#define CT_ITEM_LANES 1
+#define CT_ITEM_LANES 4
 /* Warp shuffles finish a group's fold (see CT_GROUP_FOLD_WITH): the same pairs as the
  * local-memory steps they replace, so the result is the same bits. */
 __device__ inline unsigned ct_warp_mask(void)
@@ -113,7 +115,7 @@ void ctorch_standin_barrier(void);
 #define CT_LOCAL_PTR
 #define CT_BARRIER() ctorch_standin_barrier()
 #define CT_GROUP_CAPACITY 1024
-#define CT_ITEM_LANES 1
+#define CT_ITEM_LANES 4
 #else
 /* The CPU: a group is one work item, the one CT_IDX names. */
 #define CT_GROUP_ID CT_IDX

@@ -23,7 +23,7 @@ void ct_cuda_work_shape(int index, ct_work_shape *shape)
     const ct_cuda_device *device = &ct_cuda_devices[index];
     long threads = device->threads_per_multiprocessor > 0 ? device->threads_per_multiprocessor : 2048;
     *shape = (ct_work_shape){.group_size = CT_CUDA_BLOCK_SIZE, .min_group_size = 32,
-                             .lanes_per_item = 1,
+                             .lanes_per_item = 4,
                              .target_items = (long)device->multiprocessors * threads,
                              .min_per_item = 4, .max_per_item = 256};
 }

@@ -26,7 +26,7 @@ void ct_opencl_work_shape(int index, ct_work_shape *shape)
     bool gpu = (device->type & CL_DEVICE_TYPE_GPU) != 0;
     long units = device->compute_units > 0 ? device->compute_units : 1;
     *shape = (ct_work_shape){.group_size = group, .min_group_size = group < 32 ? group : 32,
-                             .lanes_per_item = 1,
+                             .lanes_per_item = 4,
                              .target_items = units * (gpu ? 2048 : 4 * group),
                              .min_per_item = 4, .max_per_item = 256};
 }
