@@ -33,7 +33,7 @@ endforeach()
 # The driver, one file per part (standin_internal.h). Its symbols are hidden but for the driver's
 # functions and standin.h's, so that no internal name can interpose on one of the process that
 # loads it (checked by cuda/test_standin_exports).
-set(standin_driver_sources state workers devices memory copies streams modules errors test_hooks)
+set(standin_driver_sources state workers blocks devices memory copies streams modules errors test_hooks)
 list(TRANSFORM standin_driver_sources PREPEND ${standin_dir}/standin_)
 list(TRANSFORM standin_driver_sources APPEND .c)
 add_library(ctorch_cuda_standin SHARED ${standin_driver_sources} ${standin_kernel_sources})
@@ -86,8 +86,9 @@ set_property(TEST cuda/test_standin_driver cuda/test_standin_cublas APPEND PROPE
 add_test(NAME cuda/test_standin_driver_no_device COMMAND cuda_test_standin_driver no-device)
 add_test(NAME cuda/test_standin_driver_hidden COMMAND cuda_test_standin_driver hidden)
 add_test(NAME cuda/test_standin_driver_visible COMMAND cuda_test_standin_driver visible)
+add_test(NAME cuda/test_standin_driver_h100 COMMAND cuda_test_standin_driver h100)
 set(standin_scenarios cuda/test_standin_driver_no_device cuda/test_standin_driver_hidden
-    cuda/test_standin_driver_visible)
+    cuda/test_standin_driver_visible cuda/test_standin_driver_h100)
 set_tests_properties(${standin_scenarios} PROPERTIES ENVIRONMENT
                      "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT}")
 set_property(TEST cuda/test_standin_driver_no_device APPEND PROPERTY ENVIRONMENT
@@ -97,6 +98,8 @@ set_property(TEST cuda/test_standin_driver_hidden APPEND PROPERTY ENVIRONMENT
 set_property(TEST cuda/test_standin_driver_visible APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=3" "CTORCH_CUDA_STANDIN_MEMORY_MB=512,256,128"
              "CUDA_VISIBLE_DEVICES=2,0,x,1")
+set_property(TEST cuda/test_standin_driver_h100 APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=2" "CTORCH_CUDA_STANDIN_PROFILE=h100")
 
 # ctorch's CUDA backend on the stand-ins. Each program's devices (and the scenario runs of
 # test_cuda_devices: all devices hidden, and CUDA_VISIBLE_DEVICES reordering them).

@@ -5,8 +5,10 @@
  * CTORCH_CUDA_DRIVER and CTORCH_CUDA_CUBLAS.
  *
  * Besides the driver's functions, the stand-in driver exports the few below (prefixed
- * ctorch_standin_, which no real library has): counters for the tests, and what the stand-in
- * cuBLAS needs from the driver (device memory as host addresses, and its streams).
+ * ctorch_standin_, which no real library has): counters and a launch log for the tests, what the
+ * stand-in cuBLAS needs from the driver (device memory as host addresses, and its streams), what
+ * the kernels' C build calls for its block and thread ids and barriers, and the block scheduler
+ * on its own for its tests.
  *
  * The stand-in's environment, read by cuInit:
  *   CTORCH_CUDA_STANDIN_DEVICES     physical devices (default 1)
@@ -15,6 +17,14 @@
  *   CTORCH_CUDA_STANDIN_DELAY_US    a pause before every queued operation runs (default 0), so
  *                                   that a missing wait shows as a wrong value
  *   CTORCH_CUDA_STANDIN_PEER        0: no device can access another (default 1: all can)
+ *   CTORCH_CUDA_STANDIN_PROFILE     what every device presents: "default" (the stand-in's own,
+ *                                   compute capability 8.0, 4 multiprocessors) or "h100" (an H100
+ *                                   SXM5 80GB HBM3's figures: name "NVIDIA H100 80GB HBM3
+ *                                   (stand-in)", compute capability 9.0, 132 multiprocessors of
+ *                                   2048 threads and 32 blocks, 228 KiB of shared memory per
+ *                                   multiprocessor, 48 KiB per block, 227 KiB per block opted in;
+ *                                   1024 threads per block and warps of 32 in both); the memory
+ *                                   size stays CTORCH_CUDA_STANDIN_MEMORY_MB's
  *   CUDA_VISIBLE_DEVICES            as the real driver reads it
  * Errors a real GPU would only report later (a fault in a kernel) are reported at the call that
  * causes them, with a line on stderr that starts "ctorch CUDA stand-in:". */
@@ -55,5 +65,52 @@ int ctorch_standin_current_device(void);
 /* The device of a stream (NULL: of the current context), or -1 when the handle is not a live
  * stream. */
 int ctorch_standin_stream_device(CUstream stream);
+
+/* The launch log: every kernel launch cuLaunchKernel accepted (queued), in order, the last
+ * CTORCH_STANDIN_LAUNCH_LOG_CAPACITY of them since the log was last cleared (older ones are
+ * overwritten). ctorch_standin_launch_log copies the first min(held, capacity) of those it holds
+ * into out, oldest first, and returns how many it holds. */
+#define CTORCH_STANDIN_LAUNCH_LOG_CAPACITY 4096
+typedef struct ctorch_standin_launch {
+    const char *kernel;  /* its name in src/kernels ("add_f32"); lives as long as the library */
+    int device;          /* of the context it was launched in */
+    unsigned grid_x, block_x, shared_bytes;
+    unsigned long number; /* among the launches since the last clear, from 0 (a gap: overwritten) */
+} ctorch_standin_launch;
+size_t ctorch_standin_launch_log(ctorch_standin_launch *out, size_t capacity);
+void ctorch_standin_launch_log_clear(void);
+typedef size_t (*ctorch_standin_launch_log_fn)(ctorch_standin_launch *out, size_t capacity);
+typedef void (*ctorch_standin_launch_log_clear_fn)(void);
+
+/* The block scheduler, for its tests. Runs body(arg) as every thread of `grid` 1-D blocks of
+ * `block` threads, on the calling thread, as the stand-in runs a kernel's C build: block after
+ * block, a block's threads as fibers when its thread 0 reaches a barrier. body reads its thread's
+ * place with the kernels' CT_GROUP_ID, CT_LOCAL_ID and CT_GROUP_SIZE (the functions below) and
+ * waits with CT_BARRIER() (ctorch_standin_barrier); its `static _Thread_local` arrays are shared
+ * by the threads of a block, as a kernel's CT_LOCAL arrays are. Returns CUDA_SUCCESS;
+ * CUDA_ERROR_INVALID_VALUE for a configuration a GPU refuses; CUDA_ERROR_LAUNCH_FAILED, with a
+ * complaint on stderr, when the threads of a block did not all reach the same barriers (the run
+ * stops at that block). Needs no context. */
+CUresult ctorch_standin_run_blocks_for_testing(void (*body)(void *arg), void *arg, long grid, long block);
+typedef CUresult (*ctorch_standin_run_blocks_for_testing_fn)(void (*body)(void *arg), void *arg,
+                                                             long grid, long block);
+/* The same, queued on `stream` (NULL: the current context's NULL stream) as cuLaunchKernel queues
+ * a kernel, in the current context: a block whose threads disagree about barriers fails the
+ * context as a kernel's fault does on a GPU (the next synchronisation, and every call in the
+ * context after it, returns CUDA_ERROR_LAUNCH_FAILED until the context is destroyed). Not
+ * recorded in the launch log. */
+CUresult ctorch_standin_launch_blocks_for_testing(CUstream stream, void (*body)(void *arg), void *arg,
+                                                  long grid, long block);
+typedef CUresult (*ctorch_standin_launch_blocks_for_testing_fn)(CUstream stream, void (*body)(void *arg),
+                                                                void *arg, long grid, long block);
+/* What the kernels' C build calls for CT_GROUP_ID, CT_LOCAL_ID, CT_GROUP_SIZE and CT_BARRIER()
+ * (src/kernels/dialect.h, CT_DIALECT_STANDIN): the running thread's block, its place in the
+ * block, the block's size, and a barrier of the block. */
+long ctorch_standin_group_id(void);
+long ctorch_standin_local_id(void);
+long ctorch_standin_group_size(void);
+void ctorch_standin_barrier(void);
+typedef long (*ctorch_standin_id_fn)(void);
+typedef void (*ctorch_standin_barrier_fn)(void);
 
 #endif

@@ -6,18 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Queues a copy on s; with `wait`, returns once it has run. */
-static void queue_copy(CUstream s, void *dst, const void *src, size_t bytes, void *staging, bool wait)
+/* Queues a copy on s; with `wait`, returns once it has run, with the failure of s's context if a
+ * kernel before it failed (as a GPU reports a kernel's fault at the next synchronisation). */
+static CUresult queue_copy(CUstream s, void *dst, const void *src, size_t bytes, void *staging, bool wait)
 {
     op *o = standin_op_new(OP_COPY);
     o->u.copy.dst = dst;
     o->u.copy.src = src;
     o->u.copy.bytes = bytes;
     o->u.copy.staging = staging;
+    CUcontext ctx = s->ctx; /* s may be destroyed and freed while this waits */
     timeline *line = standin_timeline_ref(s->line);
     uint64_t seq = standin_enqueue(s, o);
     if (wait) standin_wait_for(line, seq);
     standin_timeline_unref(line);
+    return wait ? ctx->failure : CUDA_SUCCESS;
 }
 
 /* A copy of [src, src + bytes) made now: the staging buffer of a copy from pageable memory. */
@@ -40,8 +43,7 @@ CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
     void *to = standin_device_range(dst, bytes, "cuMemcpyHtoD destination", NULL);
     if (!to || !standin_host_pointer(src, "cuMemcpyHtoD source"))
         return standin_leave(CUDA_ERROR_INVALID_VALUE);
-    queue_copy(ctx->null_stream, to, src, bytes, NULL, true);
-    return standin_leave(CUDA_SUCCESS);
+    return standin_leave(queue_copy(ctx->null_stream, to, src, bytes, NULL, true));
 }
 
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
@@ -51,8 +53,7 @@ CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
     if (bytes == 0) return standin_leave(CUDA_SUCCESS);
     void *from = standin_device_range(src, bytes, "cuMemcpyDtoH source", NULL);
     if (!from || !standin_host_pointer(dst, "cuMemcpyDtoH destination")) return standin_leave(CUDA_ERROR_INVALID_VALUE);
-    queue_copy(ctx->null_stream, dst, from, bytes, NULL, true);
-    return standin_leave(CUDA_SUCCESS);
+    return standin_leave(queue_copy(ctx->null_stream, dst, from, bytes, NULL, true));
 }
 
 /* Device to device: no host synchronisation (the copy is queued on the NULL stream). */
@@ -99,8 +100,7 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream ha
     void *from = standin_device_range(src, bytes, "cuMemcpyDtoHAsync source", NULL);
     if (!from || !standin_host_pointer(dst, "cuMemcpyDtoHAsync destination")) return standin_leave(CUDA_ERROR_INVALID_VALUE);
     /* To pageable memory the call returns once the copy is done. */
-    queue_copy(s, dst, from, bytes, NULL, !standin_pinned_range(dst, bytes));
-    return standin_leave(CUDA_SUCCESS);
+    return standin_leave(queue_copy(s, dst, from, bytes, NULL, !standin_pinned_range(dst, bytes)));
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream handle)

@@ -8,7 +8,17 @@
 #include <string.h>
 
 #define MAX_DEVICES 16
-#define DEVICE_NAME "ctorch stand-in GPU"
+
+/* CTORCH_CUDA_STANDIN_PROFILE: what every device presents. The default is the stand-in's own
+ * small device; "h100" an H100 SXM5 80GB HBM3's figures (as its driver reports them), so that
+ * launch shapes can be checked against a real device's 132 multiprocessors. */
+static const standin_profile profiles[] = {
+    {"default", "ctorch stand-in GPU", 8, 0, 4, 2048, 32, 49152, 166912, 167936, 1024, 65536, 65536,
+     1410000, 1215000, 5120, 41943040},
+    {"h100", "NVIDIA H100 80GB HBM3 (stand-in)", 9, 0, 132, 2048, 32, 49152, 232448, 233472, 1024,
+     65536, 65536, 1980000, 2619000, 5120, 52428800},
+};
+const standin_profile *standin_device_profile = &profiles[0];
 
 bool standin_init_done;
 CUresult standin_init_result = CUDA_ERROR_NOT_INITIALIZED;
@@ -86,6 +96,18 @@ CUresult cuInit(unsigned int flags)
     if (standin_init_done) return standin_leave(standin_init_result);
     standin_init_done = true;
     standin_register_kernels();
+    const char *profile = getenv("CTORCH_CUDA_STANDIN_PROFILE");
+    standin_device_profile = &profiles[0];
+    if (profile && *profile) {
+        bool known = false;
+        for (size_t p = 0; p < sizeof profiles / sizeof profiles[0]; p++)
+            if (strcmp(profile, profiles[p].key) == 0) {
+                standin_device_profile = &profiles[p];
+                known = true;
+            }
+        if (!known) standin_complain("CTORCH_CUDA_STANDIN_PROFILE=%s is no profile (default, h100); "
+                                     "using default", profile);
+    }
     long physical = env_long("CTORCH_CUDA_STANDIN_DEVICES", 1);
     if (physical > MAX_DEVICES) physical = MAX_DEVICES;
     standin_delay_us = env_long("CTORCH_CUDA_STANDIN_DELAY_US", 0);
@@ -142,7 +164,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
     ENTER();
     if (!name || len <= 0) return standin_leave(CUDA_ERROR_INVALID_VALUE);
     if (!valid_device(dev)) return standin_leave(CUDA_ERROR_INVALID_DEVICE);
-    snprintf(name, (size_t)len, "%s", DEVICE_NAME);
+    snprintf(name, (size_t)len, "%s", standin_device_profile->name);
     return standin_leave(CUDA_SUCCESS);
 }
 
@@ -160,11 +182,12 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     ENTER();
     if (!value) return standin_leave(CUDA_ERROR_INVALID_VALUE);
     if (!valid_device(dev)) return standin_leave(CUDA_ERROR_INVALID_DEVICE);
+    const standin_profile *p = standin_device_profile;
     int v;
     switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = 8; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 4; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = p->capability_major; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = p->capability_minor; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = p->multiprocessors; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = MAX_THREADS_PER_BLOCK; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
@@ -172,20 +195,21 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = MAX_SHARED_PER_BLOCK; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = 166912; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: v = 167936; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = p->shared_per_block; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = p->shared_per_block_optin; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: v = p->shared_per_multiprocessor; break;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: v = p->reserved_shared_per_block; break;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_PITCH: v = 2147483647; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: v = 65536; break;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = 1410000; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = 1215000; break;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = 5120; break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = 41943040; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = 2048; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = p->registers_per_block; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: v = p->registers_per_multiprocessor; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = p->clock_khz; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = p->memory_clock_khz; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = p->memory_bus_bits; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = p->l2_bytes; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = p->threads_per_multiprocessor; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = p->blocks_per_multiprocessor; break;
     case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: v = 512; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: v = 2; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
@@ -242,6 +266,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (ctx->refs == 0) {
         ctx->generation++;
         ctx->active = true;
+        ctx->failure = CUDA_SUCCESS;
         ctx->null_stream = standin_stream_new(ctx, true, true);
         if (!ctx->null_stream) {
             ctx->active = false;
@@ -293,5 +318,5 @@ CUresult cuCtxSynchronize(void)
     ENTER_CONTEXT(ctx);
     standin_call_counts.synchronizes++;
     standin_drain_context(ctx);
-    return standin_leave(CUDA_SUCCESS);
+    return standin_leave(ctx->failure);
 }

@@ -4,8 +4,9 @@
  * what its files share; none of it is exported.
  *
  * What it simulates:
- * - devices: a count, CUDA_VISIBLE_DEVICES as the driver reads it, names, compute capability 8.0,
- *   attributes, and a memory size that cuMemAlloc enforces (cuMemGetInfo: free and total);
+ * - devices: a count, CUDA_VISIBLE_DEVICES as the driver reads it, a profile (the stand-in's own,
+ *   compute capability 8.0 with 4 multiprocessors, or an H100's: name, capability and attributes),
+ *   and a memory size that cuMemAlloc enforces (cuMemGetInfo: free and total);
  * - the per-thread current context: primary contexts retained and released, and every call that
  *   works in the current context fails with CUDA_ERROR_INVALID_CONTEXT on a thread without one
  *   (on a GPU each thread must make the context current);
@@ -23,12 +24,18 @@
  *   devices; host functions run on the stream's worker and must not call the driver
  *   (CUDA_ERROR_NOT_PERMITTED);
  * - modules: cuModuleLoadData takes PTX text (".version", ".target sm_XY" up to the device's
- *   8.0), its ".entry" names are the functions, each mapped by name to the C build of the same
- *   kernel of src/kernels/; cuLaunchKernel checks the launch configuration as a GPU does, copies
- *   the arguments (4 device pointers and the ct_kparams block) and runs every thread of the grid:
- *   item blockIdx.x * blockDim.x + threadIdx.x, the kernel checking its own bound;
+ *   compute capability), its ".entry" names are the functions, each mapped by name to the C build
+ *   of the same kernel of src/kernels/; cuLaunchKernel checks the launch configuration as a GPU
+ *   does, copies the arguments (4 device pointers and the ct_kparams block), records the launch in
+ *   the launch log (standin.h), and runs every thread of the grid: item
+ *   blockIdx.x * blockDim.x + threadIdx.x, the kernel checking its own bound, block after block;
+ *   the threads of a block that reach barriers run as fibers that wait for each other there and
+ *   share the block's local arrays (standin_blocks.c);
+ * - a kernel fault (a block whose threads disagree about barriers) fails its context as on a GPU:
+ *   every later call in it returns CUDA_ERROR_LAUNCH_FAILED until the context is destroyed;
  * - cuGetErrorName and cuGetErrorString with the driver's names and texts.
- * What it does not: timing, concurrency inside a kernel (its items run one after another),
+ * What it does not: timing, concurrency inside a kernel (its blocks run one after another, and
+ * a block's threads one after another between barriers),
  * peer access from kernels (a kernel given another device's memory fails at launch), faults
  * reported later (what a GPU would report as an illegal address at the next synchronisation is
  * an error of the launch here, with a line on stderr), contexts other than primary ones.
@@ -41,6 +48,7 @@
  *   standin_copies.c      copies between host and devices
  *   standin_streams.c     streams, host functions, events
  *   standin_modules.c     PTX modules, kernels by name, launches
+ *   standin_blocks.c      a launch's blocks, their threads as fibers, barriers
  *   standin_errors.c      the driver's error names and texts
  *   standin_test_hooks.c  what the tests and the stand-in cuBLAS call (standin.h) */
 #ifndef CTORCH_STANDIN_INTERNAL_H
@@ -62,7 +70,6 @@
 #include "standin_kernels.h"
 
 #define MAX_THREADS_PER_BLOCK 1024
-#define MAX_SHARED_PER_BLOCK 49152
 
 /* ---- state (standin_state.c): one lock for all of it; standin_changed is broadcast whenever
  * work completes or is queued, and every waiter rechecks its own condition ---- */
@@ -104,7 +111,8 @@ CUresult standin_leave(CUresult result);
     if (!ctx_var) {                                                                              \
         standin_complain("%s without a current context on this thread", __func__);             \
         return standin_leave(CUDA_ERROR_INVALID_CONTEXT);                                        \
-    }
+    }                                                                                            \
+    if (ctx_var->failure != CUDA_SUCCESS) return standin_leave(ctx_var->failure);
 
 /* ---- devices and primary contexts (standin_devices.c) ---- */
 
@@ -114,6 +122,9 @@ struct CUctx_st {
     unsigned generation; /* one more at every activation: handles of an older one are dead */
     bool active;
     CUstream null_stream;
+    /* CUDA_ERROR_LAUNCH_FAILED once one of its kernels failed: as on a GPU, every later call in
+     * the context returns it, until the context is destroyed (CUDA_SUCCESS: none). */
+    CUresult failure;
 };
 
 typedef struct device {
@@ -122,6 +133,18 @@ typedef struct device {
     struct CUctx_st primary;
 } device;
 
+/* What a device presents (CTORCH_CUDA_STANDIN_PROFILE, standin.h): the same for every device. */
+typedef struct standin_profile {
+    const char *key; /* the variable's value that selects it */
+    const char *name;
+    int capability_major, capability_minor;
+    int multiprocessors, threads_per_multiprocessor, blocks_per_multiprocessor;
+    int shared_per_block, shared_per_block_optin, shared_per_multiprocessor, reserved_shared_per_block;
+    int registers_per_block, registers_per_multiprocessor;
+    int clock_khz, memory_clock_khz, memory_bus_bits, l2_bytes;
+} standin_profile;
+
+extern const standin_profile *standin_device_profile;
 extern bool standin_init_done;
 extern CUresult standin_init_result;
 extern int standin_device_count;
@@ -146,6 +169,12 @@ typedef struct wait_on {
     uint64_t seq;
 } wait_on;
 
+/* A C function run as a kernel: body(arg) as every thread (the tests' hooks, standin.h). */
+typedef struct standin_body {
+    void (*body)(void *arg);
+    void *arg;
+} standin_body;
+
 typedef enum { OP_MARKER, OP_COPY, OP_KERNEL, OP_HOST_FUNCTION, OP_CALL } op_kind;
 
 typedef struct op {
@@ -162,10 +191,12 @@ typedef struct op {
             void *staging; /* freed after the copy */
         } copy;
         struct {
-            ctorch_standin_runner run;
+            const char *name;
+            ctorch_standin_runner run; /* NULL: body is the kernel (the tests' hook) */
+            standin_body body;
             void *buffers[CT_KERNEL_MAX_BUFFERS];
             ct_kparams params;
-            long items, repeats;
+            long blocks, block_size, repeats;
         } kernel;
         struct {
             CUhostFn fn;
@@ -236,5 +267,30 @@ CUresult standin_resolve_stream(CUstream handle, CUcontext ctx, CUstream *out);
 
 /* Fills the table of kernels by name (from cuInit). */
 void standin_register_kernels(void);
+
+/* Records a launch in the launch log (standin_test_hooks.c). Called with the lock held. */
+void standin_log_launch(const char *kernel, int device, unsigned grid_x, unsigned block_x,
+                        unsigned shared_bytes);
+
+/* ---- blocks (standin_blocks.c) ---- */
+
+/* A launch to run: `blocks` blocks of `block_size` threads, all of it `repeats` times (the y and
+ * z dimensions of the grid and the block; ctorch's launches are 1-D). */
+typedef struct standin_grid {
+    const char *name; /* the kernel's, for complaints */
+    /* Runs items [first, end) one by one as a kernel's runner does (standin_kernels.h): setting
+     * each one's ids, and returning after an item whose block turned cooperative. */
+    void (*run)(const struct standin_grid *grid, long first, long end);
+    const void *job; /* what run runs */
+    long blocks, block_size, repeats;
+} standin_grid;
+
+/* A grid's run for a standin_body job. */
+void standin_run_body_items(const standin_grid *grid, long first, long end);
+
+/* Runs every block of the grid on the calling thread, one after another; false, with a complaint
+ * that names the kernel, when the threads of a block did not all reach the same barriers (the
+ * launch stops there). */
+bool standin_run_grid(const standin_grid *grid);
 
 #endif

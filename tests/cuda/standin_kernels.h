@@ -2,12 +2,27 @@
  * runs work items [first, end) one by one, as the threads of a CUDA grid would: each item is the
  * kernel's CT_IDX, and the kernel checks its own bound against n (so a grid that covers too few
  * items computes too little, and one that covers more runs the extra items, as on a GPU). The
- * sources are generated from standin_kernels.c.in, one per family, by standin.cmake. */
+ * sources are generated from standin_kernels.c.in, one per family, by standin.cmake, with
+ * CT_DIALECT_STANDIN defined: a kernel's CT_GROUP_ID, CT_LOCAL_ID and CT_GROUP_SIZE are read from
+ * the running thread's standin_item_ids (which the runner sets for each item it starts, and the
+ * block scheduler for each fiber it resumes), and CT_BARRIER() is the scheduler's (standin_blocks.c). */
 #ifndef CTORCH_STANDIN_KERNELS_H
 #define CTORCH_STANDIN_KERNELS_H
 
 #include "kernels/kernel_ids.h"
 #include "kernels/kernel_params.h"
+
+/* The item a thread runs: item i of a launch of blocks of group_size is thread
+ * i % group_size of block i / group_size. */
+typedef struct standin_item_ids {
+    long group_id, local_id, group_size;
+    /* Set by the scheduler when the item just started turned its block into fibers (its thread 0
+     * reached a barrier): the runner returns after that item instead of starting the next. */
+    int leave_runner;
+} standin_item_ids;
+
+/* The calling thread's ids, made on first use (standin_blocks.c). Not exported. */
+standin_item_ids *standin_thread_item_ids(void) __attribute__((visibility("hidden")));
 
 typedef void (*ctorch_standin_runner)(long first, long end, void *const *buffers,
                                       const ct_kparams *params);

@@ -1,6 +1,7 @@
 /* The stand-in CUDA driver's modules and kernels (standin_internal.h): a module is PTX text whose
  * ".entry" names are its functions, each the C build of the src/kernels/ kernel of that name
- * (standin_kernels.h); a launch runs every thread of its grid on the stream's worker. */
+ * (standin_kernels.h); a launch runs every thread of its grid on the stream's worker, block after
+ * block (standin_blocks.c). */
 #include "standin_internal.h"
 
 #include <stdio.h>
@@ -76,9 +77,11 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
         standin_complain("cuModuleLoadData: .target names no sm_XY architecture");
         return standin_leave(CUDA_ERROR_INVALID_PTX);
     }
-    if (sm > 80) {
+    const standin_profile *profile = standin_device_profile;
+    if (sm > profile->capability_major * 10 + profile->capability_minor) {
         standin_complain("cuModuleLoadData: PTX for sm_%d cannot be compiled for a device of "
-                         "compute capability 8.0", sm);
+                         "compute capability %d.%d", sm, profile->capability_major,
+                         profile->capability_minor);
         return standin_leave(CUDA_ERROR_INVALID_PTX);
     }
     CUmodule m = standin_checked_calloc(1, sizeof *m);
@@ -186,7 +189,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
         blockDimX > 1024 || blockDimY > 1024 || blockDimZ > 64 || gridDimY > 65535 ||
         gridDimZ > 65535 || gridDimX > 2147483647u ||
         (unsigned long)blockDimX * blockDimY * blockDimZ > MAX_THREADS_PER_BLOCK ||
-        sharedMemBytes > MAX_SHARED_PER_BLOCK) {
+        sharedMemBytes > (unsigned)standin_device_profile->shared_per_block) {
         standin_complain("cuLaunchKernel(%s): invalid configuration: grid (%u, %u, %u), block (%u, %u, %u), "
                          "%u bytes of shared memory", f->name, gridDimX, gridDimY, gridDimZ, blockDimX,
                          blockDimY, blockDimZ, sharedMemBytes);
@@ -198,6 +201,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     }
     if (!kernelParams) return standin_leave(CUDA_ERROR_INVALID_VALUE);
     op *o = standin_op_new(OP_KERNEL);
+    o->u.kernel.name = kernels[f->kernel].name;
     o->u.kernel.run = kernels[f->kernel].run;
     for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++) {
         if (!kernelParams[k]) {
@@ -225,8 +229,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
         return standin_leave(CUDA_ERROR_INVALID_VALUE);
     }
     memcpy(&o->u.kernel.params, kernelParams[CT_KERNEL_MAX_BUFFERS], sizeof o->u.kernel.params);
-    o->u.kernel.items = (long)gridDimX * (long)blockDimX;
+    o->u.kernel.blocks = gridDimX;
+    o->u.kernel.block_size = blockDimX;
     o->u.kernel.repeats = (long)gridDimY * gridDimZ * blockDimY * blockDimZ;
+    standin_log_launch(o->u.kernel.name, ctx->device, gridDimX, blockDimX, sharedMemBytes);
     standin_enqueue(s, o);
     return standin_leave(CUDA_SUCCESS);
 }

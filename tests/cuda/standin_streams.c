@@ -64,6 +64,7 @@ CUresult cuStreamSynchronize(CUstream handle)
         if (r == CUDA_ERROR_INVALID_CONTEXT) standin_complain("cuStreamSynchronize(NULL) without a current context");
         return standin_leave(r);
     }
+    CUcontext ctx = s->ctx; /* s may be destroyed and freed while this waits */
     timeline *line = standin_timeline_ref(s->line);
     if (s->is_null) {
         /* The NULL stream's point after the blocking streams' work, as a marker there. */
@@ -71,7 +72,8 @@ CUresult cuStreamSynchronize(CUstream handle)
     }
     standin_wait_for(line, line->queued);
     standin_timeline_unref(line);
-    return standin_leave(CUDA_SUCCESS);
+    /* A kernel's fault shows at the next synchronisation. */
+    return standin_leave(ctx->failure);
 }
 
 CUresult cuStreamWaitEvent(CUstream handle, CUevent event, unsigned int flags)
@@ -170,6 +172,7 @@ CUresult cuEventQuery(CUevent event)
     ENTER();
     if (!event_live(event)) return standin_leave(CUDA_ERROR_INVALID_HANDLE);
     bool done = !event->line || event->line->completed >= event->seq;
+    if (event->ctx->failure != CUDA_SUCCESS) return standin_leave(event->ctx->failure);
     return standin_leave(done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
 }
 
@@ -178,10 +181,11 @@ CUresult cuEventSynchronize(CUevent event)
     ENTER();
     standin_call_counts.synchronizes++;
     if (!event_live(event)) return standin_leave(CUDA_ERROR_INVALID_HANDLE);
+    CUcontext ctx = event->ctx; /* the event may be destroyed while this waits */
     if (event->line) {
         timeline *line = standin_timeline_ref(event->line);
         standin_wait_for(line, event->seq);
         standin_timeline_unref(line);
     }
-    return standin_leave(CUDA_SUCCESS);
+    return standin_leave(ctx->failure);
 }

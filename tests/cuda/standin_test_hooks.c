@@ -1,11 +1,46 @@
 /* What the stand-in CUDA driver exports besides the driver's functions (standin.h): the call
- * counts for the tests, and device memory and streams for the stand-in cuBLAS. */
+ * counts and the launch log for the tests, and device memory and streams for the stand-in cuBLAS.
+ * (The block scheduler's hooks are in standin_blocks.c.) */
 #include "standin_internal.h"
 
 void ctorch_standin_get_counts(ctorch_standin_counts *out)
 {
     pthread_mutex_lock(&standin_lock);
     *out = standin_call_counts;
+    pthread_mutex_unlock(&standin_lock);
+}
+
+/* The launch log: a ring of the last CTORCH_STANDIN_LAUNCH_LOG_CAPACITY launches; launches_logged
+ * counts every launch since the last clear, so the ring holds numbers
+ * [launches_logged - held, launches_logged). Under the lock. */
+static ctorch_standin_launch launch_log[CTORCH_STANDIN_LAUNCH_LOG_CAPACITY];
+static unsigned long launches_logged;
+
+void standin_log_launch(const char *kernel, int device, unsigned grid_x, unsigned block_x,
+                        unsigned shared_bytes)
+{
+    launch_log[launches_logged % CTORCH_STANDIN_LAUNCH_LOG_CAPACITY] =
+        (ctorch_standin_launch){kernel, device, grid_x, block_x, shared_bytes, launches_logged};
+    launches_logged++;
+}
+
+size_t ctorch_standin_launch_log(ctorch_standin_launch *out, size_t capacity)
+{
+    pthread_mutex_lock(&standin_lock);
+    unsigned long held = launches_logged < CTORCH_STANDIN_LAUNCH_LOG_CAPACITY
+                             ? launches_logged
+                             : CTORCH_STANDIN_LAUNCH_LOG_CAPACITY;
+    unsigned long oldest = launches_logged - held;
+    for (size_t i = 0; i < capacity && i < held; i++)
+        out[i] = launch_log[(oldest + i) % CTORCH_STANDIN_LAUNCH_LOG_CAPACITY];
+    pthread_mutex_unlock(&standin_lock);
+    return held;
+}
+
+void ctorch_standin_launch_log_clear(void)
+{
+    pthread_mutex_lock(&standin_lock);
+    launches_logged = 0;
     pthread_mutex_unlock(&standin_lock);
 }
 

@@ -54,17 +54,29 @@ void standin_op_free(op *o)
     free(o);
 }
 
-static void op_execute(op *o)
+static void run_kernel_items(const standin_grid *grid, long first, long end)
+{
+    const op *o = grid->job;
+    o->u.kernel.run(first, end, o->u.kernel.buffers, &o->u.kernel.params);
+}
+
+/* false when a kernel failed (with a complaint). */
+static bool op_execute(op *o)
 {
     switch (o->kind) {
     case OP_MARKER: break;
     case OP_COPY:
         if (o->u.copy.bytes) memmove(o->u.copy.dst, o->u.copy.src, o->u.copy.bytes);
         break;
-    case OP_KERNEL:
-        for (long r = 0; r < o->u.kernel.repeats; r++)
-            o->u.kernel.run(0, o->u.kernel.items, o->u.kernel.buffers, &o->u.kernel.params);
-        break;
+    case OP_KERNEL: {
+        standin_grid grid = {o->u.kernel.name, run_kernel_items, o, o->u.kernel.blocks,
+                             o->u.kernel.block_size, o->u.kernel.repeats};
+        if (!o->u.kernel.run) {
+            grid.run = standin_run_body_items;
+            grid.job = &o->u.kernel.body;
+        }
+        return standin_run_grid(&grid);
+    }
     case OP_HOST_FUNCTION:
         standin_set_in_host_function(true);
         o->u.host.fn(o->u.host.data);
@@ -75,6 +87,7 @@ static void op_execute(op *o)
         if (o->u.call.finish) o->u.call.finish(o->u.call.arg);
         break;
     }
+    return true;
 }
 
 static bool op_ready(const op *o)
@@ -99,8 +112,10 @@ static void serve(CUstream s)
             struct timespec pause = {delay / 1000000, (delay % 1000000) * 1000};
             nanosleep(&pause, NULL);
         }
-        op_execute(o);
+        bool ok = op_execute(o);
         pthread_mutex_lock(&standin_lock);
+        /* A kernel that failed fails its context, as on a GPU. */
+        if (!ok && s->ctx->failure == CUDA_SUCCESS) s->ctx->failure = CUDA_ERROR_LAUNCH_FAILED;
         s->head = o->next;
         if (!s->head) s->tail = NULL;
         s->line->completed = o->seq;

@@ -5,7 +5,8 @@
  *   no-device    CTORCH_CUDA_STANDIN_DEVICES=0: cuInit says CUDA_ERROR_NO_DEVICE
  *   hidden       CUDA_VISIBLE_DEVICES="" (none visible): the same
  *   visible      3 devices of 512, 256 and 128 MiB, CUDA_VISIBLE_DEVICES=2,0,x,1: devices 2 and 0
- *                in that order (an entry that is no device ends the list) */
+ *                in that order (an entry that is no device ends the list)
+ *   h100         CTORCH_CUDA_STANDIN_PROFILE=h100: 2 devices that present an H100's figures */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +20,13 @@
 
 static ct_cuda_driver cu;
 static ctorch_standin_get_counts_fn get_counts;
+static ctorch_standin_launch_log_fn launch_log;
+static ctorch_standin_launch_log_clear_fn launch_log_clear;
+static ctorch_standin_run_blocks_for_testing_fn run_blocks;
+static ctorch_standin_launch_blocks_for_testing_fn launch_blocks;
+/* A body's ids and barrier, as a kernel's CT_GROUP_ID, CT_LOCAL_ID, CT_GROUP_SIZE, CT_BARRIER(). */
+static ctorch_standin_id_fn group_id, local_id, group_size;
+static ctorch_standin_barrier_fn barrier;
 
 #define CHECK(call) assert_int_equal((call), CUDA_SUCCESS)
 
@@ -39,7 +47,24 @@ static void open_driver(void)
     if (!library) fail_msg("dlopen %s: %s", driver_path(), dlerror());
     CT_CUDA_DRIVER_FUNCTIONS(LOOK_UP)
     get_counts = (ctorch_standin_get_counts_fn)dlsym(library, "ctorch_standin_get_counts");
+    launch_log = (ctorch_standin_launch_log_fn)dlsym(library, "ctorch_standin_launch_log");
+    launch_log_clear = (ctorch_standin_launch_log_clear_fn)dlsym(library, "ctorch_standin_launch_log_clear");
+    run_blocks = (ctorch_standin_run_blocks_for_testing_fn)dlsym(library, "ctorch_standin_run_blocks_for_testing");
+    launch_blocks =
+        (ctorch_standin_launch_blocks_for_testing_fn)dlsym(library, "ctorch_standin_launch_blocks_for_testing");
+    group_id = (ctorch_standin_id_fn)dlsym(library, "ctorch_standin_group_id");
+    local_id = (ctorch_standin_id_fn)dlsym(library, "ctorch_standin_local_id");
+    group_size = (ctorch_standin_id_fn)dlsym(library, "ctorch_standin_group_size");
+    barrier = (ctorch_standin_barrier_fn)dlsym(library, "ctorch_standin_barrier");
     assert_non_null(get_counts);
+    assert_non_null(launch_log);
+    assert_non_null(launch_log_clear);
+    assert_non_null(run_blocks);
+    assert_non_null(launch_blocks);
+    assert_non_null(group_id);
+    assert_non_null(local_id);
+    assert_non_null(group_size);
+    assert_non_null(barrier);
 }
 
 static CUcontext ctx0, ctx1;
@@ -478,6 +503,288 @@ static void test_the_calls_are_counted(void **state)
     assert_int_equal(after.mem_free, before.mem_free + 1);
 }
 
+
+/* ---- the launch log ---- */
+
+static CUresult launch_fill_shared(CUfunction f, unsigned grid, unsigned block, unsigned shared,
+                                   CUdeviceptr out, long n)
+{
+    CUdeviceptr none = 0;
+    ct_kparams p = {.n = n, .ndim = 1, .size = {n}, .s = {1.0}};
+    void *args[] = {&out, &none, &none, &none, &p};
+    return cu.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared, NULL, args, NULL);
+}
+
+static void test_the_launch_log_records_every_launch(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    CUmodule m;
+    CHECK(cu.cuModuleLoadData(&m, ptx));
+    CUfunction fill, arange;
+    CHECK(cu.cuModuleGetFunction(&fill, m, "fill_f32"));
+    CHECK(cu.cuModuleGetFunction(&arange, m, "arange_f64"));
+    CUdeviceptr out;
+    CHECK(cu.cuMemAlloc(&out, 1024 * sizeof(double)));
+
+    launch_log_clear();
+    ctorch_standin_launch log[8];
+    assert_int_equal(launch_log(log, 8), 0);
+    CHECK(launch_fill_shared(fill, 3, 128, 0, out, 300));
+    CHECK(launch_fill_shared(arange, 1, 32, 4096, out, 32));
+    /* What a GPU refuses is not launched, nor logged. */
+    assert_int_equal(launch_fill_shared(fill, 1, 2048, 0, out, 300), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(launch_fill_shared(fill, 1, 32, 49153, out, 32), CUDA_ERROR_INVALID_VALUE);
+    CHECK(launch_fill_shared(fill, 2, 64, 49152, out, 100));
+    assert_int_equal(launch_log(log, 8), 3);
+    assert_string_equal(log[0].kernel, "fill_f32");
+    assert_int_equal(log[0].device, 1);
+    assert_int_equal(log[0].grid_x, 3);
+    assert_int_equal(log[0].block_x, 128);
+    assert_int_equal(log[0].shared_bytes, 0);
+    assert_int_equal(log[0].number, 0);
+    assert_string_equal(log[1].kernel, "arange_f64");
+    assert_int_equal(log[1].grid_x, 1);
+    assert_int_equal(log[1].block_x, 32);
+    assert_int_equal(log[1].shared_bytes, 4096);
+    assert_int_equal(log[1].number, 1);
+    assert_string_equal(log[2].kernel, "fill_f32");
+    assert_int_equal(log[2].grid_x, 2);
+    assert_int_equal(log[2].block_x, 64);
+    assert_int_equal(log[2].shared_bytes, 49152);
+    assert_int_equal(log[2].number, 2);
+    /* A smaller array takes the oldest; the count is still all of them. */
+    ctorch_standin_launch first;
+    assert_int_equal(launch_log(&first, 1), 3);
+    assert_string_equal(first.kernel, "fill_f32");
+    assert_int_equal(first.grid_x, 3);
+
+    /* Past its capacity, the log keeps the latest. */
+    launch_log_clear();
+    enum { extra = 10 };
+    for (unsigned i = 0; i < CTORCH_STANDIN_LAUNCH_LOG_CAPACITY + extra; i++)
+        CHECK(launch_fill_shared(fill, 1 + i % 7, 1, 0, out, 1));
+    static ctorch_standin_launch all[CTORCH_STANDIN_LAUNCH_LOG_CAPACITY];
+    assert_int_equal(launch_log(all, CTORCH_STANDIN_LAUNCH_LOG_CAPACITY), CTORCH_STANDIN_LAUNCH_LOG_CAPACITY);
+    for (unsigned i = 0; i < CTORCH_STANDIN_LAUNCH_LOG_CAPACITY; i++) {
+        assert_int_equal(all[i].number, i + extra);
+        assert_int_equal(all[i].grid_x, 1 + (i + extra) % 7);
+    }
+    launch_log_clear();
+    assert_int_equal(launch_log(all, 1), 0);
+    CHECK(cu.cuCtxSynchronize());
+    CHECK(cu.cuMemFree(out));
+    CHECK(cu.cuModuleUnload(m));
+}
+
+/* ---- blocks: threads that share a block's local arrays and meet at barriers ---- */
+
+/* A block's local array, as a kernel's CT_LOCAL one: this thread's, shared by the fibers of the
+ * block it runs. */
+static _Thread_local long block_scratch[1024];
+
+typedef struct sum_job {
+    const long *in;
+    long *out;    /* one sum per block */
+    long skip_every; /* > 0: blocks whose index is a multiple of it return at once (all threads) */
+} sum_job;
+
+/* Each block sums its items in a tree: a step reads what other threads wrote in the step before,
+ * which is there only if every thread finished that step before any began the next. */
+static void tree_sum(void *arg)
+{
+    const sum_job *job = arg;
+    long group = group_id(), local = local_id(), size = group_size();
+    if (job->skip_every > 0 && group % job->skip_every == 0) return;
+    block_scratch[local] = job->in[group * size + local];
+    barrier();
+    for (long half = size / 2; half > 0; half /= 2) {
+        if (local < half) block_scratch[local] += block_scratch[local + half];
+        barrier();
+    }
+    if (local == 0) job->out[group] = block_scratch[0];
+}
+
+/* Runs tree_sum over `blocks` blocks of `size` (a power of 2) and checks each block's sum. */
+static void check_tree_sums(long blocks, long size, long skip_every, bool on_a_stream)
+{
+    long items = blocks * size;
+    long *in = malloc((size_t)items * sizeof *in), *out = malloc((size_t)blocks * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    for (long i = 0; i < items; i++) in[i] = (i * 7919) % 1009 - 300 + i / size;
+    for (long g = 0; g < blocks; g++) out[g] = -1;
+    /* The local array holds what an earlier run left: a step that read too early reads that. */
+    for (long t = 0; t < 1024; t++) block_scratch[t] = 1000000 + t;
+    sum_job job = {in, out, skip_every};
+    if (on_a_stream) {
+        CHECK(launch_blocks(NULL, tree_sum, &job, blocks, size));
+        CHECK(cu.cuCtxSynchronize());
+    } else {
+        CHECK(run_blocks(tree_sum, &job, blocks, size));
+    }
+    for (long g = 0; g < blocks; g++) {
+        long expected = 0;
+        for (long t = 0; t < size; t++) expected += in[g * size + t];
+        if (skip_every > 0 && g % skip_every == 0) expected = -1;
+        if (out[g] != expected)
+            fail_msg("blocks of %ld: block %ld of %ld summed %ld, not %ld", size, g, blocks, out[g], expected);
+    }
+    free(in);
+    free(out);
+}
+
+static void test_a_tree_sum_in_a_blocks_local_array_meets_at_barriers(void **state)
+{
+    (void)state;
+    check_tree_sums(5, 1, 0, false);
+    check_tree_sums(5, 32, 0, false);
+    check_tree_sums(7, 256, 0, false);
+    check_tree_sums(3, 1024, 0, false);
+    check_tree_sums(1, 1024, 0, false);
+    check_tree_sums(2, 2, 0, false);
+}
+
+/* Blocks decide for themselves: one whose threads all return at once reaches no barrier (as the
+ * last blocks of an oversized grid do), and the blocks after it still meet at theirs. */
+static void test_whole_blocks_may_return_before_any_barrier(void **state)
+{
+    (void)state;
+    check_tree_sums(6, 64, 2, false); /* blocks 0, 2 and 4 return */
+    check_tree_sums(6, 64, 3, false);
+}
+
+/* A stream's worker runs blocks the same way, with its own local arrays. */
+static void test_a_stream_runs_blocks_on_its_worker(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    check_tree_sums(4, 256, 0, true);
+    check_tree_sums(3, 1024, 1, true);
+}
+
+typedef struct ids_job {
+    long *out; /* 3 per item */
+} ids_job;
+
+/* A thread that reaches no barrier: every item reads its own ids. */
+static void record_ids(void *arg)
+{
+    const ids_job *job = arg;
+    long group = group_id(), local = local_id(), size = group_size();
+    long *at = job->out + 3 * (group * size + local);
+    at[0] = group;
+    at[1] = local;
+    at[2] = size;
+}
+
+static void test_threads_that_reach_no_barrier_read_their_ids(void **state)
+{
+    (void)state;
+    const long shapes[][2] = {{1, 1}, {3, 1}, {4, 256}, {2, 1024}, {5, 96}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        long blocks = shapes[s][0], size = shapes[s][1];
+        long *out = calloc((size_t)(3 * blocks * size), sizeof *out);
+        assert_non_null(out);
+        ids_job job = {out};
+        CHECK(run_blocks(record_ids, &job, blocks, size));
+        for (long i = 0; i < blocks * size; i++) {
+            assert_int_equal(out[3 * i], i / size);
+            assert_int_equal(out[3 * i + 1], i % size);
+            assert_int_equal(out[3 * i + 2], size);
+        }
+        free(out);
+    }
+    assert_int_equal(run_blocks(record_ids, NULL, 1, 1025), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(run_blocks(record_ids, NULL, 0, 32), CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Kernels whose threads disagree about barriers. */
+typedef enum {
+    ODD_THREADS_RETURN,      /* the odd threads of a block return, the even ones wait */
+    THREAD_0_RETURNS,        /* thread 0 returns, the others wait */
+    THREAD_0_WAITS_TWICE,    /* thread 0 reaches one barrier more than the others */
+    LAST_BLOCK_DISAGREES,    /* blocks meet as they should, but in the last the odd threads return */
+} disagreement;
+
+typedef struct disagree_job {
+    disagreement kind;
+    long blocks;
+    long *reached_end; /* threads past their last barrier */
+} disagree_job;
+
+static void disagree(void *arg)
+{
+    disagree_job *job = arg;
+    long group = group_id(), local = local_id();
+    switch (job->kind) {
+    case ODD_THREADS_RETURN:
+        if (local % 2) return;
+        break;
+    case THREAD_0_RETURNS:
+        if (local == 0) return;
+        break;
+    case THREAD_0_WAITS_TWICE:
+        if (local == 0) barrier();
+        break;
+    case LAST_BLOCK_DISAGREES:
+        if (group == job->blocks - 1 && local % 2) return;
+        break;
+    }
+    barrier();
+    (*job->reached_end)++;
+}
+
+static void test_threads_that_disagree_about_barriers_fail_the_run(void **state)
+{
+    (void)state;
+    const disagreement kinds[] = {ODD_THREADS_RETURN, THREAD_0_RETURNS, THREAD_0_WAITS_TWICE,
+                                  LAST_BLOCK_DISAGREES};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        long reached_end = 0;
+        disagree_job job = {kinds[k], 3, &reached_end};
+        assert_int_equal(run_blocks(disagree, &job, 3, 64), CUDA_ERROR_LAUNCH_FAILED);
+        /* The run stops at the block that disagrees. */
+        if (kinds[k] == LAST_BLOCK_DISAGREES)
+            assert_int_equal(reached_end, 2 * 64);
+        else
+            assert_true(reached_end < 64);
+    }
+    /* The thread's fibers start over for the next run. */
+    check_tree_sums(3, 256, 0, false);
+}
+
+/* As on a GPU, a kernel's fault fails its context: the next synchronisation and every call in
+ * the context after it say so, other contexts go on, and a new context works again. Runs last:
+ * it destroys device 1's context. */
+static void test_a_block_that_disagrees_fails_its_context(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    CUstream stream;
+    CHECK(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    long reached_end = 0;
+    disagree_job job = {ODD_THREADS_RETURN, 2, &reached_end};
+    CHECK(launch_blocks(stream, disagree, &job, 2, 32));
+    assert_int_equal(cu.cuStreamSynchronize(stream), CUDA_ERROR_LAUNCH_FAILED);
+    CUdeviceptr p;
+    assert_int_equal(cu.cuMemAlloc(&p, 64), CUDA_ERROR_LAUNCH_FAILED);
+    assert_int_equal(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    assert_int_equal(launch_blocks(stream, disagree, &job, 2, 32), CUDA_ERROR_LAUNCH_FAILED);
+    /* Device 0's context is another. */
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    CHECK(cu.cuMemAlloc(&p, 64));
+    CHECK(cu.cuMemFree(p));
+    CHECK(cu.cuCtxSynchronize());
+    /* Destroyed (the last reference released) and made again, device 1's context works. */
+    CHECK(cu.cuDevicePrimaryCtxRelease(1));
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx1, 1));
+    CHECK(cu.cuCtxSetCurrent(ctx1));
+    CHECK(cu.cuMemAlloc(&p, 64));
+    CHECK(cu.cuMemFree(p));
+    CHECK(cu.cuCtxSynchronize());
+}
+
 /* ---- the other environments ---- */
 
 static void expect_no_device(void)
@@ -514,11 +821,87 @@ static void test_visible_devices_in_their_order_until_an_unknown_entry(void **st
     assert_int_equal(bus0 - bus1, 2);
 }
 
+
+/* CTORCH_CUDA_STANDIN_PROFILE=h100: every device presents an H100 SXM5 80GB HBM3's figures, and
+ * takes PTX up to sm_90. */
+static void test_the_h100_profile_presents_an_h100(void **state)
+{
+    (void)state;
+    open_driver();
+    CHECK(cu.cuInit(0));
+    int count = 0;
+    CHECK(cu.cuDeviceGetCount(&count));
+    assert_int_equal(count, 2);
+    for (CUdevice dev = 0; dev < count; dev++) {
+        char name[128];
+        CHECK(cu.cuDeviceGetName(name, sizeof name, dev));
+        assert_string_equal(name, "NVIDIA H100 80GB HBM3 (stand-in)");
+        const struct {
+            CUdevice_attribute attribute;
+            int value;
+        } expected[] = {
+            {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9},
+            {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0},
+            {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132},
+            {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048},
+            {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 32},
+            {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233472},
+            {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448},
+            {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152},
+            {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
+            {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024},
+            {CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32},
+            {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 50 << 20},
+        };
+        for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+            int value = -1;
+            CHECK(cu.cuDeviceGetAttribute(&value, expected[i].attribute, dev));
+            if (value != expected[i].value)
+                fail_msg("attribute %d of device %d: %d, not %d", (int)expected[i].attribute, dev,
+                         value, expected[i].value);
+        }
+        size_t total = 0;
+        CHECK(cu.cuDeviceTotalMem(&total, dev));
+        assert_int_equal(total, (size_t)512 << 20); /* CTORCH_CUDA_STANDIN_MEMORY_MB's */
+    }
+    /* PTX for sm_90 loads, and runs; for a later device it does not. */
+    CUcontext ctx;
+    CHECK(cu.cuDevicePrimaryCtxRetain(&ctx, 0));
+    CHECK(cu.cuCtxSetCurrent(ctx));
+    char sm90[sizeof ptx], sm100[sizeof ptx + 1];
+    memcpy(sm90, ptx, sizeof ptx);
+    memcpy(strstr(sm90, "sm_80"), "sm_90", 5);
+    snprintf(sm100, sizeof sm100, "%.*ssm_100%s", (int)(strstr(ptx, "sm_80") - ptx), ptx,
+             strstr(ptx, "sm_80") + 5);
+    CUmodule m;
+    assert_int_equal(cu.cuModuleLoadData(&m, sm100), CUDA_ERROR_INVALID_PTX);
+    CHECK(cu.cuModuleLoadData(&m, sm90));
+    CUfunction fill;
+    CHECK(cu.cuModuleGetFunction(&fill, m, "fill_f32"));
+    CUdeviceptr out;
+    CHECK(cu.cuMemAlloc(&out, 132 * 256 * sizeof(float)));
+    launch_log_clear();
+    CHECK(launch_fill_shared(fill, 132, 256, 0, out, 132 * 256));
+    ctorch_standin_launch launch;
+    assert_int_equal(launch_log(&launch, 1), 1);
+    assert_int_equal(launch.grid_x, 132);
+    float last = 0;
+    CHECK(cu.cuMemcpyDtoH(&last, out + (132 * 256 - 1) * sizeof(float), sizeof last));
+    assert_true(last == 1.0f);
+    CHECK(cu.cuMemFree(out));
+    CHECK(cu.cuModuleUnload(m));
+    CHECK(cu.cuDevicePrimaryCtxRelease(0));
+}
+
 int main(int argc, char **argv)
 {
     const char *scenario = argc > 1 ? argv[1] : "";
     if (strcmp(scenario, "no-device") == 0 || strcmp(scenario, "hidden") == 0) {
         const struct CMUnitTest tests[] = {cmocka_unit_test(test_no_device)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (strcmp(scenario, "h100") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_the_h100_profile_presents_an_h100)};
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     if (strcmp(scenario, "visible") == 0) {
@@ -539,6 +922,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_host_functions_may_not_call_the_driver),
         cmocka_unit_test(test_modules_load_ptx_and_map_entries_to_the_c_kernels),
         cmocka_unit_test(test_the_calls_are_counted),
+        cmocka_unit_test(test_the_launch_log_records_every_launch),
+        cmocka_unit_test(test_a_tree_sum_in_a_blocks_local_array_meets_at_barriers),
+        cmocka_unit_test(test_whole_blocks_may_return_before_any_barrier),
+        cmocka_unit_test(test_a_stream_runs_blocks_on_its_worker),
+        cmocka_unit_test(test_threads_that_reach_no_barrier_read_their_ids),
+        cmocka_unit_test(test_threads_that_disagree_about_barriers_fail_the_run),
+        cmocka_unit_test(test_a_block_that_disagrees_fails_its_context),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
