@@ -106,13 +106,16 @@ set_property(TEST cuda/test_standin_driver_h100 APPEND PROPERTY ENVIRONMENT
 set_property(TEST cuda/test_cuda_devices APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=1")
 add_test(NAME cuda/test_cuda_devices_hidden COMMAND cuda_test_cuda_devices hidden)
 add_test(NAME cuda/test_cuda_devices_visible COMMAND cuda_test_cuda_devices visible)
-set_tests_properties(cuda/test_cuda_devices_hidden cuda/test_cuda_devices_visible PROPERTIES
-                     ENVIRONMENT "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT}")
+add_test(NAME cuda/test_cuda_devices_h100 COMMAND cuda_test_cuda_devices h100)
+set_tests_properties(cuda/test_cuda_devices_hidden cuda/test_cuda_devices_visible cuda/test_cuda_devices_h100
+                     PROPERTIES ENVIRONMENT "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT}")
 set_property(TEST cuda/test_cuda_devices_hidden APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=2" "CUDA_VISIBLE_DEVICES=")
 set_property(TEST cuda/test_cuda_devices_visible APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=3" "CTORCH_CUDA_STANDIN_MEMORY_MB=512,256,128"
              "CUDA_VISIBLE_DEVICES=2,0")
+set_property(TEST cuda/test_cuda_devices_h100 APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_PROFILE=h100")
 set_property(TEST cuda/test_cuda_memory APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_MEMORY_MB=64")
 # Queued work paused 200 us per operation: a copy read before it is done reads wrong values.

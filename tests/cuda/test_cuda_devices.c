@@ -4,7 +4,9 @@
  *   (none)    1 stand-in device of 512 MiB
  *   hidden    2 devices, CUDA_VISIBLE_DEVICES="" : CUDA unavailable, with the reason
  *   visible   3 devices of 512, 256 and 128 MiB, CUDA_VISIBLE_DEVICES=2,0 : 2 devices, cuda:0
- *             being physical device 2 (the logical numbering, as PyTorch's) */
+ *             being physical device 2 (the logical numbering, as PyTorch's)
+ *   h100      1 device, CTORCH_CUDA_STANDIN_PROFILE=h100: an H100's properties, and kernels
+ *             compiled for compute capability 9.0 */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,12 +134,57 @@ static void test_visible_devices_are_numbered_in_their_order(void **state)
     assert_error(CT_ERR_DEVICE, "there are 2 cuda devices");
 }
 
+/* Under the H100 profile ctorch sees an H100, compiles its kernels for compute capability 9.0,
+ * and the stand-in's launch log shows what an op launched. */
+static void test_an_h100_profile_is_an_h100_to_ctorch(void **state)
+{
+    (void)state;
+    REQUIRE_CUDA_DEVICES(1);
+    ct_device_props props;
+    assert_int_equal(ct_get_device_properties(CUDA0, &props), CT_OK);
+    assert_string_equal(props.name, "NVIDIA H100 80GB HBM3 (stand-in)");
+    assert_int_equal(props.compute_units, 132);
+    assert_int_equal(props.compute_capability_major, 9);
+    assert_int_equal(props.compute_capability_minor, 0);
+
+    ctorch_standin_launch_log_clear_fn clear =
+        (ctorch_standin_launch_log_clear_fn)standin_function("ctorch_standin_launch_log_clear");
+    ctorch_standin_launch_log_fn read_log = (ctorch_standin_launch_log_fn)standin_function("ctorch_standin_launch_log");
+    int64_t shape[1] = {100000};
+    ct_tensor *a = ct_full(shape, 1, 1.5, CT_F32, CUDA0), *b = ct_full(shape, 1, 2.0, CT_F32, CUDA0);
+    assert_non_null(a);
+    assert_non_null(b);
+    clear();
+    ct_tensor *sum = ct_add(a, b);
+    assert_non_null(sum);
+    ctorch_standin_launch launches[8];
+    size_t count = read_log(launches, 8);
+    assert_int_equal(count, 1);
+    assert_string_equal(launches[0].kernel, "add_f32");
+    assert_int_equal(launches[0].device, 0);
+    /* The grid covers every element. */
+    assert_true((long)launches[0].grid_x * launches[0].block_x >= shape[0]);
+    float *values = malloc((size_t)shape[0] * sizeof *values);
+    assert_non_null(values);
+    read_floats(sum, values, (size_t)shape[0]);
+    for (int64_t i = 0; i < shape[0]; i++)
+        if (values[i] != 3.5f) fail_msg("element %ld of the sum is %g", (long)i, values[i]);
+    free(values);
+    ct_release(sum);
+    ct_release(a);
+    ct_release(b);
+}
+
 int main(int argc, char **argv)
 {
     const char *scenario = argc > 1 ? argv[1] : "";
     if (strcmp(scenario, "hidden") == 0) {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hidden_devices_leave_cuda_unavailable_with_the_reason)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (strcmp(scenario, "h100") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(test_an_h100_profile_is_an_h100_to_ctorch)};
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     if (strcmp(scenario, "visible") == 0) {
