@@ -155,8 +155,10 @@ if(CTORCH_USE_MPI AND CTORCH_USE_NCCL)
       "CTORCH_TEST_CUDA_COLLECTIVES=nccl" "CTORCH_CUDA_STANDIN_DELAY_US=100")
   if(CTORCH_SANITIZE)
     list(FILTER standin_distributed_environment EXCLUDE REGEX "^ASAN_OPTIONS=")
+    # intercept_tls_get_addr=0 as for every test (tests/CMakeLists.txt): the kernels' CT_LOCAL
+    # arrays are _Thread_local in the stand-in, which is dlopen'ed (dynamic TLS).
     list(APPEND standin_distributed_environment
-         "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:fast_unwind_on_malloc=0")
+         "ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:intercept_tls_get_addr=0:fast_unwind_on_malloc=0")
   endif()
   set(standin_distributed_tests "")
   foreach(name test_collectives test_ddp test_sync_batch_norm test_async_collectives)

@@ -95,6 +95,7 @@ typedef struct blocks {
 
 static pthread_key_t blocks_key;
 static pthread_once_t blocks_key_once = PTHREAD_ONCE_INIT;
+static bool blocks_key_made; /* read without the once: by the kernels' ids and barrier */
 
 static void blocks_free(void *p)
 {
@@ -106,6 +107,19 @@ static void blocks_free(void *p)
 static void make_blocks_key(void)
 {
     pthread_key_create(&blocks_key, blocks_free);
+    __atomic_store_n(&blocks_key_made, true, __ATOMIC_RELEASE);
+}
+
+/* The calling thread's blocks while it runs a launch; a complaint and abort otherwise (a kernel's
+ * ids or barrier asked for outside a kernel). */
+static blocks *running_blocks(const char *who)
+{
+    blocks *b = __atomic_load_n(&blocks_key_made, __ATOMIC_ACQUIRE) ? pthread_getspecific(blocks_key) : NULL;
+    if (!b || !b->grid) {
+        standin_complain("%s called outside a kernel's thread", who);
+        abort();
+    }
+    return b;
 }
 
 static blocks *this_thread_blocks(void)
@@ -262,13 +276,13 @@ static void fiber_main(void)
 
 void ctorch_standin_barrier(void)
 {
-    blocks *b = pthread_getspecific(blocks_key);
-    if (b && b->grid && !b->current && b->ids.group_size == 1) return; /* no other thread to wait for */
-    if (!b || !b->current) {
-        standin_complain("ctorch_standin_barrier (CT_BARRIER) called outside a kernel's thread");
+    blocks *b = running_blocks("ctorch_standin_barrier (CT_BARRIER)");
+    fiber *f = b->current;
+    if (!f && b->ids.group_size == 1) return; /* a block of one thread: nobody to wait for */
+    if (!f) {
+        standin_complain("%s: a barrier outside the launch's fibers", b->grid->name);
         abort();
     }
-    fiber *f = b->current;
     f->group_id = b->ids.group_id;
     f->local_id = b->ids.local_id;
     f->state = FIBER_AT_BARRIER;
@@ -277,15 +291,15 @@ void ctorch_standin_barrier(void)
 
 long ctorch_standin_group_id(void)
 {
-    return ((blocks *)pthread_getspecific(blocks_key))->ids.group_id;
+    return running_blocks("ctorch_standin_group_id (CT_GROUP_ID)")->ids.group_id;
 }
 long ctorch_standin_local_id(void)
 {
-    return ((blocks *)pthread_getspecific(blocks_key))->ids.local_id;
+    return running_blocks("ctorch_standin_local_id (CT_LOCAL_ID)")->ids.local_id;
 }
 long ctorch_standin_group_size(void)
 {
-    return ((blocks *)pthread_getspecific(blocks_key))->ids.group_size;
+    return running_blocks("ctorch_standin_group_size (CT_GROUP_SIZE)")->ids.group_size;
 }
 
 /* ---- the scheduler ---- */
