@@ -6,11 +6,13 @@
  * Most kernels never reach a barrier, and a fiber per item would cost more than most items, so
  * items run as plain calls of the kernel's runner, which itself runs in one fiber (the runner
  * fiber): when the item of a block's thread 0 reaches a barrier, that block is cooperative, and
- * its other threads start as fibers of their own while the runner fiber waits as thread 0; the
- * scheduler then runs rounds, each resuming every thread of the block until its next barrier or
- * its end, and when the block is done the rest of the launch goes on in a new runner fiber. So a
- * launch of plain kernels costs one fiber, and blocks decide for themselves (a block whose
- * threads all return early, as the last blocks of an oversized grid do, reaches no barrier).
+ * its other threads start as fibers of their own while the runner fiber waits as thread 0. The
+ * block then runs in rounds: each thread in turn runs until its next barrier or its end and
+ * passes on to the next thread; after the last, when every thread waits, the barrier opens and
+ * the next round starts at thread 0, and when every thread has returned the block is done and
+ * the rest of the launch goes on in a new runner fiber. So a launch of plain kernels costs one
+ * fiber, a thread's barrier one switch, and blocks decide for themselves (a block whose threads
+ * all return early, as the last blocks of an oversized grid do, reaches no barrier).
  *
  * A kernel whose threads disagree about barriers is wrong on a GPU (it hangs there, or worse):
  * a barrier reached by a thread whose thread 0 returned without reaching one, or a round where
@@ -19,10 +21,9 @@
  * CUDA_ERROR_LAUNCH_FAILED from then on, see standin_workers.c).
  *
  * Fibers switch with a few instructions of assembly on x86-64 (swapcontext makes a system call
- * per switch to save the signal mask, which cooperative kernels would pay twice per thread and
- * barrier), and with ucontext elsewhere (or when STANDIN_FIBERS_UCONTEXT is defined). Their
- * stacks are mapped once per thread, with a guard page below each, and reused; AddressSanitizer
- * is told of every switch. */
+ * per switch to save the signal mask: 15 times slower here), and with ucontext elsewhere (or when
+ * STANDIN_FIBERS_UCONTEXT is defined). Their stacks are mapped once per thread, with a guard page
+ * below each, and reused; AddressSanitizer is told of every switch. */
 #include "standin_internal.h"
 
 #include <stdio.h>
@@ -56,6 +57,13 @@
 #define FIBER_STACK_BYTES ((size_t)128 << 10)
 #endif
 
+_Thread_local standin_item_ids standin_ids = {0, 0, 1, 0, NULL};
+
+standin_item_ids *standin_thread_ids(void)
+{
+    return &standin_ids;
+}
+
 typedef enum { FIBER_IDLE, FIBER_READY, FIBER_AT_BARRIER, FIBER_DONE } fiber_state;
 
 typedef struct fiber {
@@ -67,24 +75,36 @@ typedef struct fiber {
     char *stack; /* the lowest address of its FIBER_STACK_BYTES */
     void *asan_fake_stack;
     long first, end; /* the items it runs: one, or the rest of the launch for the runner fiber */
-    long group_id, local_id; /* of the item it runs (the runner fiber's: when it switched out) */
+    long group_id, local_id; /* of the item it runs (the runner fiber's: at its last barrier) */
     fiber_state state;
 } fiber;
+
+/* The round of the cooperative block that runs (see pass_on). */
+typedef struct block_round {
+    long size;
+    long waiting, returned; /* threads of this round that wait at the barrier, and returned */
+    long first_waiting, first_returned;
+} block_round;
 
 /* What a thread that runs launches has; mapped (not malloc'ed: no heap memory hangs off thread
  * state that LeakSanitizer does not scan), found through a pthread key, unmapped at its exit. */
 typedef struct blocks {
-    standin_item_ids ids; /* what the running item reads (standin_kernels.h) */
+    standin_item_ids *ids;    /* the thread's standin_ids, kept: each use of a thread-local of a
+                                 dlopen'ed library is a call of __tls_get_addr */
     const standin_grid *grid; /* the launch running, NULL between launches */
     fiber *current;           /* the fiber running, NULL when the scheduler runs */
+    bool in_block;            /* a cooperative block runs: its fibers pass on to each other */
+    block_round round;
 #ifdef STANDIN_FIBERS_UCONTEXT
     ucontext_t scheduler_context;
 #else
     void *scheduler_sp;
 #endif
+    /* AddressSanitizer's view of the scheduler's stack (the thread's own). */
     void *scheduler_fake_stack;
     const void *scheduler_stack_bottom;
     size_t scheduler_stack_size;
+    bool leaving_scheduler;
     char *stacks;       /* MAX_THREADS_PER_BLOCK guard pages and stacks, mapped inaccessible */
     long stacks_usable; /* how many of them are readable and writable, from the first */
     fiber fibers[MAX_THREADS_PER_BLOCK];
@@ -137,14 +157,10 @@ static blocks *this_thread_blocks(void)
     b->stacks = stacks;
     for (long t = 0; t < MAX_THREADS_PER_BLOCK; t++)
         b->fibers[t].stack = b->stacks + t * STACK_STRIDE + GUARD_BYTES;
-    b->ids.group_size = 1;
+    b->ids = &standin_ids;
+    b->ids->blocks = b;
     pthread_setspecific(blocks_key, b);
     return b;
-}
-
-standin_item_ids *standin_thread_item_ids(void)
-{
-    return &this_thread_blocks()->ids;
 }
 
 /* The stacks of fibers [0, count) readable and writable. */
@@ -204,13 +220,13 @@ __asm__(".text\n"
         ".size standin_switch_stacks, .-standin_switch_stacks\n");
 #endif
 
-/* f starts over, to run items [first, end) from fiber_main. */
-static void start_fiber(blocks *b, fiber *f, long first, long end)
+/* f starts over, to run items [first, end) of blocks of `size` from fiber_main. */
+static void start_fiber(fiber *f, long first, long end, long size)
 {
     f->first = first;
     f->end = end;
-    f->group_id = first / b->ids.group_size;
-    f->local_id = first % b->ids.group_size;
+    f->group_id = first / size;
+    f->local_id = first % size;
     f->state = FIBER_READY;
     f->asan_fake_stack = NULL;
 #ifdef STANDIN_FIBERS_UCONTEXT
@@ -232,74 +248,118 @@ static void start_fiber(blocks *b, fiber *f, long first, long end)
 #endif
 }
 
-/* Runs f until it reaches a barrier or its end. */
-static void resume(blocks *b, fiber *f)
+/* What a fiber, or the scheduler, does first when it runs again: AddressSanitizer learns that its
+ * stack is the one in use (and, from a switch that left the scheduler, where the scheduler's is). */
+static void arrive(blocks *b, void *fake_stack)
 {
-    b->current = f;
-    b->ids.group_id = f->group_id;
-    b->ids.local_id = f->local_id;
-    START_SWITCH(&b->scheduler_fake_stack, f->stack, FIBER_STACK_BYTES);
-#ifdef STANDIN_FIBERS_UCONTEXT
-    swapcontext(&b->scheduler_context, &f->context);
-#else
-    standin_switch_stacks(&b->scheduler_sp, f->sp);
-#endif
-    FINISH_SWITCH(b->scheduler_fake_stack, NULL, NULL);
-    b->current = NULL;
+    const void *from_bottom = NULL;
+    size_t from_size = 0;
+    FINISH_SWITCH(fake_stack, &from_bottom, &from_size);
+    if (b->leaving_scheduler) {
+        b->scheduler_stack_bottom = from_bottom;
+        b->scheduler_stack_size = from_size;
+        b->leaving_scheduler = false;
+    }
 }
 
-/* From the running fiber f back to the scheduler; returns when f is resumed. */
-static void yield_to_scheduler(blocks *b, fiber *f)
+/* From `from` to `to` (NULL: the scheduler), which runs with its ids; returns when `from` runs
+ * again (never for a finished fiber). */
+static void switch_to(blocks *b, fiber *from, fiber *to)
 {
+    b->current = to;
+    if (to) {
+        b->ids->group_id = to->group_id;
+        b->ids->local_id = to->local_id;
+    }
+    b->leaving_scheduler = !from;
     /* A finished fiber's fake stack (AddressSanitizer's, for use after return) is released. */
-    START_SWITCH(f->state == FIBER_DONE ? NULL : &f->asan_fake_stack, b->scheduler_stack_bottom,
-                 b->scheduler_stack_size);
+    void **fake_stack = !from ? &b->scheduler_fake_stack
+                              : from->state == FIBER_DONE ? NULL : &from->asan_fake_stack;
+    START_SWITCH(fake_stack, to ? to->stack : b->scheduler_stack_bottom,
+                 to ? FIBER_STACK_BYTES : b->scheduler_stack_size);
 #ifdef STANDIN_FIBERS_UCONTEXT
-    swapcontext(&f->context, &b->scheduler_context);
+    swapcontext(from ? &from->context : &b->scheduler_context, to ? &to->context : &b->scheduler_context);
 #else
-    standin_switch_stacks(&f->sp, b->scheduler_sp);
+    standin_switch_stacks(from ? &from->sp : &b->scheduler_sp, to ? to->sp : b->scheduler_sp);
 #endif
-    FINISH_SWITCH(f->asan_fake_stack, &b->scheduler_stack_bottom, &b->scheduler_stack_size);
+    arrive(b, from ? from->asan_fake_stack : b->scheduler_fake_stack);
+}
+
+/* f reached a barrier or returned. Outside a cooperative block (the runner fiber) the scheduler
+ * runs. In one, the next thread of the round runs; after the last, the next round from thread 0
+ * when every thread waits at the barrier (it opens), else the scheduler, which finds the block
+ * done or its threads disagreeing. Returns when f runs again. */
+static void pass_on(blocks *b, fiber *f)
+{
+    fiber *next = NULL;
+    if (b->in_block) {
+        block_round *r = &b->round;
+        long t = f - b->fibers;
+        if (f->state == FIBER_AT_BARRIER) {
+            if (r->waiting++ == 0) r->first_waiting = t;
+        } else if (r->returned++ == 0) {
+            r->first_returned = t;
+        }
+        if (t + 1 < r->size) {
+            next = f + 1;
+        } else if (r->returned == 0) {
+            r->waiting = 0;
+            next = b->fibers;
+        }
+    }
+    switch_to(b, f, next);
 }
 
 static void fiber_main(void)
 {
     blocks *b = pthread_getspecific(blocks_key);
-    FINISH_SWITCH(NULL, &b->scheduler_stack_bottom, &b->scheduler_stack_size);
+    arrive(b, NULL);
     fiber *f = b->current;
     b->grid->run(b->grid, f->first, f->end);
     f->state = FIBER_DONE;
-    yield_to_scheduler(b, f);
+    pass_on(b, f);
     standin_complain("a finished fiber was resumed");
     abort();
 }
 
-void ctorch_standin_barrier(void)
+void standin_barrier_wait(standin_item_ids *ids)
 {
-    blocks *b = running_blocks("ctorch_standin_barrier (CT_BARRIER)");
+    blocks *b = ids->blocks;
+    if (!b || !b->grid) {
+        standin_complain("ctorch_standin_barrier (CT_BARRIER) called outside a kernel's thread");
+        abort();
+    }
     fiber *f = b->current;
-    if (!f && b->ids.group_size == 1) return; /* a block of one thread: nobody to wait for */
+    if (!f && ids->group_size == 1) return; /* a block of one thread: nobody to wait for */
     if (!f) {
         standin_complain("%s: a barrier outside the launch's fibers", b->grid->name);
         abort();
     }
-    f->group_id = b->ids.group_id;
-    f->local_id = b->ids.local_id;
+    f->group_id = ids->group_id;
+    f->local_id = ids->local_id;
     f->state = FIBER_AT_BARRIER;
-    yield_to_scheduler(b, f);
+    pass_on(b, f);
 }
 
+/* The kernels' C build has these inlined (standin_kernels.c.in); these are for everyone else. */
+void ctorch_standin_barrier(void)
+{
+    standin_barrier_wait(&standin_ids);
+}
 long ctorch_standin_group_id(void)
 {
-    return running_blocks("ctorch_standin_group_id (CT_GROUP_ID)")->ids.group_id;
+    running_blocks("ctorch_standin_group_id (CT_GROUP_ID)");
+    return standin_ids.group_id;
 }
 long ctorch_standin_local_id(void)
 {
-    return running_blocks("ctorch_standin_local_id (CT_LOCAL_ID)")->ids.local_id;
+    running_blocks("ctorch_standin_local_id (CT_LOCAL_ID)");
+    return standin_ids.local_id;
 }
 long ctorch_standin_group_size(void)
 {
-    return running_blocks("ctorch_standin_group_size (CT_GROUP_SIZE)")->ids.group_size;
+    running_blocks("ctorch_standin_group_size (CT_GROUP_SIZE)");
+    return standin_ids.group_size;
 }
 
 /* ---- the scheduler ---- */
@@ -315,8 +375,8 @@ static void abandon_fibers(blocks *b, long count)
 }
 
 /* Runs block `group`, whose thread 0 (the runner fiber, fibers[0]) waits at its first barrier,
- * to its end: every other thread starts as a fiber, and rounds resume each thread that has not
- * returned until its next barrier. */
+ * to its end: every other thread starts as a fiber, and the block's rounds run (pass_on) until
+ * every thread has returned or the threads disagree. */
 static bool run_cooperative_block(blocks *b, long group)
 {
     const standin_grid *grid = b->grid;
@@ -328,31 +388,20 @@ static bool run_cooperative_block(blocks *b, long group)
         return false;
     }
     make_stacks_usable(b, size);
-    for (long t = 1; t < size; t++) start_fiber(b, &b->fibers[t], group * size + t, group * size + t + 1);
-    for (bool first_round = true;; first_round = false) {
-        long waiting = 0, returned = 0, first_waiting = -1, first_returned = -1;
-        for (long t = 0; t < size; t++) {
-            fiber *f = &b->fibers[t];
-            if (f->state == FIBER_DONE) continue;
-            if (!(first_round && t == 0)) resume(b, f); /* thread 0 is at the first barrier */
-            if (f->state == FIBER_AT_BARRIER) {
-                if (waiting++ == 0) first_waiting = t;
-            } else {
-                if (returned++ == 0) first_returned = t;
-            }
-        }
-        if (waiting == 0) break;
-        if (returned > 0) {
-            standin_complain("%s: block %ld (%ld threads): %ld thread(s) (the first: thread %ld) wait "
-                             "at a barrier that %ld thread(s) (the first: thread %ld) returned "
-                             "without reaching: every thread of a block must reach every barrier; "
-                             "the launch stops", grid->name, group, size, waiting, first_waiting,
-                             returned, first_returned);
-            abandon_fibers(b, size);
-            return false;
-        }
-        for (long t = 0; t < size; t++)
-            if (b->fibers[t].state != FIBER_DONE) b->fibers[t].state = FIBER_READY;
+    for (long t = 1; t < size; t++) start_fiber(&b->fibers[t], group * size + t, group * size + t + 1, size);
+    b->round = (block_round){size, 1, 0, 0, -1}; /* thread 0 waits at the first barrier */
+    b->in_block = true;
+    switch_to(b, NULL, &b->fibers[1]);
+    b->in_block = false;
+    const block_round *r = &b->round;
+    if (r->waiting > 0) {
+        standin_complain("%s: block %ld (%ld threads): %ld thread(s) (the first: thread %ld) wait "
+                         "at a barrier that %ld thread(s) (the first: thread %ld) returned "
+                         "without reaching: every thread of a block must reach every barrier; "
+                         "the launch stops", grid->name, group, size, r->waiting, r->first_waiting,
+                         r->returned, r->first_returned);
+        abandon_fibers(b, size);
+        return false;
     }
     for (long t = 0; t < size; t++) b->fibers[t].state = FIBER_IDLE;
     return true;
@@ -366,9 +415,10 @@ bool standin_run_grid(const standin_grid *grid)
         abort();
     }
     long size = grid->block_size, total = grid->blocks * grid->block_size;
+    standin_item_ids *ids = b->ids;
     b->grid = grid;
-    b->ids.group_size = size;
-    b->ids.leave_runner = 0;
+    ids->group_size = size;
+    ids->leave_runner = 0;
     bool ok = true;
     for (long r = 0; r < grid->repeats && ok; r++) {
         if (size == 1) { /* a barrier of one thread waits for nobody: no fibers */
@@ -378,8 +428,8 @@ bool standin_run_grid(const standin_grid *grid)
         make_stacks_usable(b, 1);
         fiber *runner = &b->fibers[0];
         for (long next = 0; next < total && ok;) {
-            start_fiber(b, runner, next, total);
-            resume(b, runner);
+            start_fiber(runner, next, total, size);
+            switch_to(b, NULL, runner);
             if (runner->state == FIBER_DONE) break;
             long group = runner->group_id;
             if (runner->local_id != 0) {
@@ -393,15 +443,15 @@ bool standin_run_grid(const standin_grid *grid)
             }
             /* Block `group` is cooperative: the runner fiber goes on as its thread 0 and stops
              * after that item. */
-            b->ids.leave_runner = 1;
+            ids->leave_runner = 1;
             ok = run_cooperative_block(b, group);
-            b->ids.leave_runner = 0;
+            ids->leave_runner = 0;
             next = (group + 1) * size;
         }
         runner->state = FIBER_IDLE;
     }
     b->grid = NULL;
-    b->ids.group_size = 1;
+    ids->group_size = 1;
     return ok;
 }
 
@@ -410,16 +460,16 @@ bool standin_run_grid(const standin_grid *grid)
 void standin_run_body_items(const standin_grid *grid, long first, long end)
 {
     const standin_body *job = grid->job;
-    standin_item_ids *ids = standin_thread_item_ids();
-    long size = ids->group_size, group = first / size, local = first % size;
-    for (long i = first; i < end; i++) {
+    standin_item_ids *ids = standin_thread_ids();
+    long size = ids->group_size;
+    for (long group = first / size, i = first; i < end; group++) {
+        long block_first = group * size, block_end = block_first + size;
+        if (block_end > end) block_end = end;
         ids->group_id = group;
-        ids->local_id = local;
-        job->body(job->arg);
-        if (ids->leave_runner) return;
-        if (++local == size) {
-            local = 0;
-            group++;
+        for (; i < block_end; i++) {
+            ids->local_id = i - block_first;
+            job->body(job->arg);
+            if (ids->leave_runner) return;
         }
     }
 }
