@@ -20,10 +20,11 @@
  * naming the kernel and the threads, and fails (the stream's context reports
  * CUDA_ERROR_LAUNCH_FAILED from then on, see standin_workers.c).
  *
- * Fibers switch with a few instructions of assembly on x86-64 (swapcontext makes a system call
- * per switch to save the signal mask: 15 times slower here), and with ucontext elsewhere (or when
- * STANDIN_FIBERS_UCONTEXT is defined). Their stacks are mapped once per thread, with a guard page
- * below each, and reused; AddressSanitizer is told of every switch. */
+ * Fibers switch with a few instructions of assembly on x86-64, and with ucontext elsewhere (or
+ * when STANDIN_FIBERS_UCONTEXT is defined), whose swapcontext makes a system call per switch to
+ * save the signal mask: a tree sum's barrier takes 17 times longer with it (305 ns a thread
+ * against 17.6). Their stacks are mapped once per thread, with a guard page below each, and
+ * reused; AddressSanitizer is told of every switch. */
 #include "standin_internal.h"
 
 #include <stdio.h>
