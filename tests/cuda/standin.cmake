@@ -118,6 +118,10 @@ set_property(TEST cuda/test_cuda_devices_h100 APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_PROFILE=h100")
 set_property(TEST cuda/test_cuda_memory APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_MEMORY_MB=64")
+# Every kernel family's launches on a stand-in H100: the grid fills 132 multiprocessors.
+set_property(TEST cuda/test_launch_shapes APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_PROFILE=h100"
+             "CTORCH_CUDA_STANDIN_MEMORY_MB=1024")
 # Queued work paused 200 us per operation: a copy read before it is done reads wrong values.
 set_property(TEST cuda/test_cuda_copies APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=2" "CTORCH_CUDA_STANDIN_DELAY_US=200")
