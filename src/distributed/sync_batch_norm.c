@@ -4,13 +4,17 @@
  * The forward is written with differentiable ops and one differentiable all-reduce, so autograd
  * gives its backward on every device, and that backward communicates exactly as PyTorch's SyncBN
  * backward does (the gradients of the statistics are summed over the ranks):
- *   1. each rank's count n_r, mean m_r and M2_r = sum (x - m_r)^2 per channel (two passes: no
- *      cancellation from a large mean);
+ *   1. each rank's count n_r, mean m_r and M2_r = sum (x - m_r)^2 per channel, by the corrected
+ *      two-pass formula as ct_batch_norm's kernels: d = x - sum x / n_r, m_r = sum x / n_r +
+ *      sum d / n_r and M2_r = sum d^2 - (sum d)^2 / n_r (no cancellation from a large mean, and
+ *      the rounding of the first mean cancels);
  *   2. every rank's [n, m, M2] rows in a [world * 3, C] tensor, zero but for this rank's rows,
  *      summed over the ranks: an all-gather done by an all-reduce (its backward is an all-reduce
  *      of the gradient, the rule that makes the sum over ranks of the losses come out right);
  *   3. Chan's parallel combination: n = sum n_k, mean = sum n_k m_k / n,
- *      M2 = sum M2_k + sum n_k (m_k - mean)^2, var = M2 / n (biased, for normalising);
+ *      M2 = sum M2_k + sum n_k (m_k - mean)^2, var = M2 / n (biased, for normalising), with the
+ *      same correction: e = sum n_k (m_k - mean) / n (the rounding of sum n_k m_k) moves the
+ *      mean by e and takes n e^2 from M2;
  *   4. y = (x - mean) / sqrt(var + eps) * weight + bias, and the running statistics move as
  *      BatchNorm's do, with the unbiased variance of the global count, M2 / (n - 1).
  * In eval mode, without a process group (also in a build without MPI) or with one rank, the
@@ -85,9 +89,14 @@ static ct_tensor *own_statistics(temps *t, const ct_tensor *x3, int rank, int wo
     ct_device device = ct_tensor_device(x3);
     int dims[2] = {0, 2};
     /* an empty batch contributes zeros (and keeps its place in the graph, as the other ranks') */
-    ct_tensor *mean = keep(t, ct_div_scalar(keep(t, ct_sum(x3, dims, 2, false)), n > 0 ? (double)n : 1.0));
-    ct_tensor *centred = keep(t, ct_sub(x3, column(t, mean)));
-    ct_tensor *m2 = keep(t, ct_sum(keep(t, ct_mul(centred, centred)), dims, 2, false));
+    double divisor = n > 0 ? (double)n : 1.0;
+    ct_tensor *rough = keep(t, ct_div_scalar(keep(t, ct_sum(x3, dims, 2, false)), divisor));
+    ct_tensor *centred = keep(t, ct_sub(x3, column(t, rough)));
+    ct_tensor *deviation = keep(t, ct_sum(centred, dims, 2, false));
+    ct_tensor *mean = keep(t, ct_add(rough, keep(t, ct_div_scalar(deviation, divisor))));
+    ct_tensor *squares = keep(t, ct_sum(keep(t, ct_mul(centred, centred)), dims, 2, false));
+    ct_tensor *m2 = keep(t, ct_sub(squares, keep(t, ct_div_scalar(keep(t, ct_mul(deviation, deviation)),
+                                                                    divisor))));
     ct_tensor *count = keep(t, ct_full(&c, 1, (double)n, x3->dtype, device));
     if (!m2 || !count) return NULL;
     const ct_tensor *rows[3] = {count, mean, m2};
@@ -114,11 +123,16 @@ static ct_status combine(temps *t, const ct_tensor *gathered, int world, ct_tens
     int over_ranks[1] = {0};
     ct_tensor *count = keep(t, ct_sum(counts, over_ranks, 1, false));
     ct_tensor *weighted = keep(t, ct_sum(keep(t, ct_mul(counts, means)), over_ranks, 1, false));
-    ct_tensor *mean = keep(t, ct_div(weighted, count));
-    ct_tensor *deviation = keep(t, ct_sub(means, mean));
-    ct_tensor *spread = keep(t, ct_mul(counts, keep(t, ct_mul(deviation, deviation))));
+    ct_tensor *rough = keep(t, ct_div(weighted, count));
+    ct_tensor *deviation = keep(t, ct_sub(means, rough));
+    ct_tensor *moved = keep(t, ct_mul(counts, deviation)); /* n_k (m_k - mean) */
+    ct_tensor *error = keep(t, ct_div(keep(t, ct_sum(moved, over_ranks, 1, false)), count));
+    ct_tensor *mean = keep(t, ct_add(rough, error));
+    ct_tensor *spread = keep(t, ct_mul(moved, deviation));
     ct_tensor *m2 = keep(t, ct_add(keep(t, ct_sum(m2s, over_ranks, 1, false)),
                                    keep(t, ct_sum(spread, over_ranks, 1, false))));
+    m2 = keep(t, ct_sub(m2, keep(t, ct_mul(count, keep(t, ct_mul(error, error))))));
+    m2 = keep(t, ct_relu(m2)); /* rounding can leave a spread of 0 a hair below it */
     ct_tensor *var = keep(t, ct_div(m2, count));
     ct_tensor *first = keep(t, ct_select(count, 0, 0));
     if (!var || !first || ct_item(first, count_out) != CT_OK) return ct_last_error();

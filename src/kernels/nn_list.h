@@ -6,8 +6,10 @@
     CT_LIST_EACH_FLOAT(X, conv2d_bias_fill)                                                      \
     CT_LIST_EACH_FLOAT(X, max_pool2d) CT_LIST_EACH_FLOAT(X, max_pool2d_backward)                 \
     CT_LIST_EACH_FLOAT(X, avg_pool2d) CT_LIST_EACH_FLOAT(X, avg_pool2d_backward)                 \
-    CT_LIST_EACH_FLOAT(X, batch_norm_stats) CT_LIST_EACH_FLOAT(X, batch_norm_update_running)     \
+    CT_LIST_EACH_FLOAT(X, batch_norm_stats) CT_LIST_EACH_FLOAT(X, batch_norm_stats_combine)      \
+    CT_LIST_EACH_FLOAT(X, batch_norm_update_running)                                             \
     CT_LIST_EACH_FLOAT(X, batch_norm_coeffs) CT_LIST_EACH_FLOAT(X, batch_norm_apply)             \
     CT_LIST_EACH_FLOAT(X, batch_norm_backward_reduce)                                            \
+    CT_LIST_EACH_FLOAT(X, batch_norm_backward_combine)                                           \
     CT_LIST_EACH_FLOAT(X, batch_norm_backward_input)                                             \
     CT_LIST_EACH_FLOAT(X, cross_entropy_forward) CT_LIST_EACH_FLOAT(X, cross_entropy_backward)

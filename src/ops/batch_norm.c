@@ -2,8 +2,11 @@
  * [N, C, inner]; a per-channel table `stats` [5, C] (mean, invstd, weight, weight * invstd,
  * bias) is built by a few per-channel kernels, then one elementwise kernel normalises. The
  * backward is the standard formula in two kernels: per-channel sums, then the input's gradient
- * elementwise. */
+ * elementwise. The per-channel reductions (the batch statistics, the backward's sums) split each
+ * channel's N * inner elements by the device's shape (ops/work_split.c): a group per chunk,
+ * several chunks per channel when a channel is long, then a combine pass per channel. */
 #include "ops/nn_internal.h"
+#include "ops/work_split.h"
 
 static const char *const FN = "ct_batch_norm";
 
@@ -32,8 +35,10 @@ static ct_kparams bn_params(const bn_shape *s, int64_t n)
     return p;
 }
 
-static ct_status launch(ct_kernel_id kernel, ct_kparams *p, const ct_tensor *const *tensors, int count,
-                        long work)
+/* Launches kernel over tensors as buffers 0, 1, ... (NULL: none), as p->n independent work items
+ * (group_size 0) or p->n groups of group_size. */
+static ct_status launch_in_groups(ct_kernel_id kernel, ct_kparams *p, const ct_tensor *const *tensors,
+                                  int count, long work, int group_size)
 {
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {NULL};
     for (int i = 0; i < count; i++) {
@@ -41,7 +46,22 @@ static ct_status launch(ct_kernel_id kernel, ct_kparams *p, const ct_tensor *con
         buffers[i] = ct_tensor_handle(tensors[i]);
         p->off[i] = (long)tensors[i]->offset;
     }
-    return ct_backend_launch(tensors[0]->storage->device, kernel, buffers, p, work);
+    ct_device device = tensors[0]->storage->device;
+    if (group_size > 0) return ct_backend_launch_groups(device, kernel, buffers, p, work, group_size);
+    return ct_backend_launch(device, kernel, buffers, p, work);
+}
+
+static ct_status launch(ct_kernel_id kernel, ct_kparams *p, const ct_tensor *const *tensors, int count,
+                        long work)
+{
+    return launch_in_groups(kernel, p, tensors, count, work, 0);
+}
+
+/* How the per-channel reductions split: each channel's N * inner elements in split->chunks
+ * chunks of split->chunk (see the batch-norm section of kernels/nn.ct). */
+static ct_status channel_split(const ct_tensor *x, const bn_shape *s, ct_reduce_split *split)
+{
+    return ct_split_rows(x->storage->device, s->c, s->n * s->inner, split);
 }
 
 /* ---- checks ---- */
@@ -120,13 +140,33 @@ static ct_status batch_statistics(const ct_tensor *x, ct_tensor *stats, ct_tenso
                                   ct_tensor *running_var, const bn_shape *s, double momentum)
 {
     static const ct_kernel_id stats_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_stats);
+    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_stats_combine);
     static const ct_kernel_id update_kernels[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_update_running);
     int64_t m = s->n * s->inner;
     if (m == 0) return ct_tensor_fill(stats, 0.0);
-    ct_kparams p = bn_params(s, s->c);
-    const ct_tensor *stats_operands[2] = {stats, x};
-    ct_status status = launch(stats_kernels[x->dtype], &p, stats_operands, 2, (long)(2 * m));
+    ct_reduce_split split;
+    ct_status status = channel_split(x, s, &split);
+    if (status != CT_OK) return status;
+    /* each chunk's (mean, M2) when a channel takes several */
+    ct_tensor *partials = NULL;
+    if (split.chunks > 1) {
+        int64_t partials_shape[1] = {2 * s->c * split.chunks};
+        partials = ct_tensor_alloc(FN, x->storage->device, x->dtype, partials_shape, 1);
+        if (!partials) return ct_last_error();
+    }
+    ct_kparams p = bn_params(s, s->c * split.chunks);
+    p.l[3] = split.chunk;
+    const ct_tensor *stats_operands[3] = {stats, x, partials};
+    status = launch_in_groups(stats_kernels[x->dtype], &p, stats_operands, 3, 2 * split.chunk,
+                              split.group_size);
+    if (status == CT_OK && partials) {
+        p.n = (long)s->c;
+        status = launch_in_groups(combine_kernels[x->dtype], &p, stats_operands, 3,
+                                  2 * split.chunks, split.combine_group_size);
+    }
+    ct_release(partials);
     if (status != CT_OK || !running_mean) return status;
     p = bn_params(s, s->c);
     p.stride[0][0] = (long)running_mean->strides[0];
@@ -193,7 +233,7 @@ static ct_tensor *batch_norm_forward(const ct_tensor *x, ct_tensor *running_mean
 
 /* ---- the backward ---- */
 
-/* A new [c] tensor with row `row` of the contiguous table t. */
+/* A new [c] tensor with row `row` of the contiguous table t ([rows, c]). */
 static ct_tensor *table_row(const ct_tensor *t, int64_t row)
 {
     int64_t c = t->shape[1], shape[1] = {c}, strides[1] = {1};
@@ -207,20 +247,34 @@ static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_te
 {
     static const ct_kernel_id reduce_kernels[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_reduce);
+    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_combine);
     static const ct_kernel_id input_kernels[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_input);
     const ct_tensor *x = node->saved[0], *stats = node->saved[1];
     bn_shape s = shape_of(x->shape, x->ndim);
     ct_tensor *g = ct_contiguous(grad);
-    int64_t work_shape[2] = {WORK_ROWS, s.c};
-    ct_tensor *work = g ? ct_tensor_alloc("NativeBatchNormBackward", x->storage->device, x->dtype,
-                                          work_shape, 2) : NULL;
-    ct_status status = work ? CT_OK : ct_last_error();
-    if (status == CT_OK) {
-        ct_kparams p = bn_params(&s, s.c);
-        p.l[3] = node->ints[0]; /* training */
+    bool empty = s.n * s.inner == 0; /* no elements: zero sums (the input's gradient is empty) */
+    ct_reduce_split split = {.chunks = 1};
+    ct_status status = !g ? ct_last_error() : empty ? CT_OK : channel_split(x, &s, &split);
+    /* the table's rows, then each chunk's two sums when a channel takes several */
+    int64_t work_shape[2] = {WORK_ROWS + (split.chunks > 1 ? 2 * split.chunks : 0), s.c};
+    ct_tensor *work = status == CT_OK ? ct_tensor_alloc("NativeBatchNormBackward", x->storage->device,
+                                                        x->dtype, work_shape, 2) : NULL;
+    if (status == CT_OK && !work) status = ct_last_error();
+    if (status == CT_OK && empty) status = ct_tensor_fill(work, 0.0);
+    else if (status == CT_OK) {
+        ct_kparams p = bn_params(&s, s.c * split.chunks);
+        p.l[3] = split.chunk;
+        p.s[0] = node->ints[0]; /* training */
         const ct_tensor *operands[4] = {work, g, x, stats};
-        status = launch(reduce_kernels[x->dtype], &p, operands, 4, (long)(2 * s.n * s.inner));
+        status = launch_in_groups(reduce_kernels[x->dtype], &p, operands, 4, 2 * split.chunk,
+                                  split.group_size);
+        if (status == CT_OK && split.chunks > 1) {
+            p.n = (long)s.c;
+            status = launch_in_groups(combine_kernels[x->dtype], &p, operands, 4, 2 * split.chunks,
+                                      split.combine_group_size);
+        }
     }
     if (status == CT_OK && ct_node_needs_grad(node, 0)) {
         grads[0] = ct_tensor_alloc("NativeBatchNormBackward", x->storage->device, x->dtype, x->shape,

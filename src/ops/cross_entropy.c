@@ -1,10 +1,12 @@
 /* Cross-entropy from logits with class indices as one op: a kernel computes each row's softmax
- * and loss, another its gradient (softmax - q) / N. Composed of ops (log_softmax, one_hot, a cast,
- * mul, sum, a scale, and their backwards) it took a dozen launches and allocations per training
- * step: more than the rest of a small MLP's step. */
+ * and loss, another its gradient (softmax - q) / N, each a group of work items per row (one
+ * item on a CPU) sized by the device's shape (ops/work_split.c). Composed of ops (log_softmax,
+ * one_hot, a cast, mul, sum, a scale, and their backwards) it took a dozen launches and
+ * allocations per training step: more than the rest of a small MLP's step. */
 #include <stdio.h>
 
 #include "ops/nn_internal.h"
+#include "ops/work_split.h"
 
 static const char *const NODE_NAME = "CrossEntropyBackward";
 
@@ -40,9 +42,13 @@ static ct_status launch_forward(const ct_tensor *logits, const ct_tensor *target
     p.s[0] = smoothing;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(rows), ct_tensor_handle(logits),
                                             ct_tensor_handle(target), ct_tensor_handle(probs)};
+    ct_device device = logits->storage->device;
+    int group_size = 1;
+    ct_status status = ct_split_row_groups(device, p.l[0], &group_size);
+    if (status != CT_OK) return status;
     /* a row: three sweeps, one exp per element */
-    return ct_backend_launch(logits->storage->device, kernels[logits->dtype], buffers, &p,
-                             16 * p.l[0]);
+    return ct_backend_launch_groups(device, kernels[logits->dtype], buffers, &p, 16 * p.l[0],
+                                    group_size);
 }
 
 /* The loss without a graph: the mean of the rows' losses; the softmax goes to *probs_out. */
@@ -110,10 +116,12 @@ static ct_status cross_entropy_backward(ct_node *node, const ct_tensor *grad, ct
     p.s[1] = 1.0 / (double)probs->shape[0];
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(out), ct_tensor_handle(probs),
                                             ct_tensor_handle(target), ct_tensor_handle(grad)};
-    ct_status status = p.n > 0 && p.l[0] > 0
-                           ? ct_backend_launch(out->storage->device, kernels[out->dtype], buffers,
-                                               &p, 3 * p.l[0])
-                           : CT_OK;
+    ct_device device = out->storage->device;
+    int group_size = 1;
+    ct_status status = p.n > 0 && p.l[0] > 0 ? ct_split_row_groups(device, p.l[0], &group_size) : CT_OK;
+    if (status == CT_OK && p.n > 0 && p.l[0] > 0)
+        status = ct_backend_launch_groups(device, kernels[out->dtype], buffers, &p, 3 * p.l[0],
+                                          group_size);
     if (status != CT_OK) {
         ct_release(out);
         return status;

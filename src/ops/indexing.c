@@ -6,9 +6,7 @@
 #include <stdlib.h>
 
 #include "ops/ops_autograd.h"
-
-/* Index elements per work item of the range check. */
-#define INDEX_RANGE_CHUNK 4096
+#include "ops/work_split.h"
 
 static bool is_index_dtype(ct_dtype dtype) { return dtype == CT_I64 || dtype == CT_I32; }
 
@@ -23,11 +21,15 @@ static ct_status check_index_dtype(const char *function, const ct_tensor *index)
 ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi)
 {
     int64_t n = ct_numel(index);
-    int64_t chunks = (n + INDEX_RANGE_CHUNK - 1) / INDEX_RANGE_CHUNK;
+    /* chunks by the device's shape: a group of items per chunk (one item on a CPU) */
+    ct_device device = index->storage->device;
+    ct_reduce_split split;
+    ct_status status = ct_split_rows(device, 1, n, &split);
+    if (status != CT_OK) return status;
+    int64_t chunks = split.chunks;
     int64_t ranges_shape = 2 * chunks;
-    ct_tensor *ranges = ct_tensor_alloc(function, index->storage->device, CT_I64, &ranges_shape, 1);
+    ct_tensor *ranges = ct_tensor_alloc(function, device, CT_I64, &ranges_shape, 1);
     int64_t *host = malloc((size_t)ranges_shape * sizeof *host);
-    ct_status status = CT_OK;
     if (!ranges) status = ct_last_error();
     else if (!host)
         status = ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for %lld index ranges",
@@ -40,12 +42,12 @@ ct_status ct_index_value_range(const char *function, const ct_tensor *index, int
         p.n = chunks;
         p.off[0] = ranges->offset;
         p.off[1] = index->offset;
-        p.l[0] = INDEX_RANGE_CHUNK;
+        p.l[0] = split.chunk;
         p.l[1] = n;
         p.l[2] = ct_is_contiguous(index);
         void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(ranges), ct_tensor_handle(index)};
         ct_kernel_id kernel = index->dtype == CT_I64 ? CT_K_index_range_i64 : CT_K_index_range_i32;
-        status = ct_backend_launch(index->storage->device, kernel, buffers, &p, INDEX_RANGE_CHUNK);
+        status = ct_backend_launch_groups(device, kernel, buffers, &p, split.chunk, split.group_size);
     }
     if (status == CT_OK)
         status = ct_tensor_to_array(ranges, host, (size_t)ranges_shape * sizeof *host);
