@@ -17,6 +17,11 @@
 #ifndef CT_KERNEL_DIALECT_H
 #define CT_KERNEL_DIALECT_H
 
+#define CT_CAT_(a, b) a##b
+#define CT_CAT(a, b) CT_CAT_(a, b)
+/* Elements of a vector item (see CT_FLAT_VECTOR below); the number is in kernel_params.h. */
+#define CT_VECTOR_WIDTH CT_DEVICE_VECTOR_WIDTH
+
 #if defined(__OPENCL_VERSION__)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define CT_KERNEL __kernel void
@@ -144,10 +149,6 @@ void ctorch_standin_barrier(void);
 #define CT_VSTORE(dst, e, src)                                                                   \
     for (int v_ = 0; v_ < CT_VECTOR_WIDTH; v_++) (dst)[(e) + v_] = (src)[v_]
 #endif
-
-#define CT_CAT_(a, b) a##b
-#define CT_CAT(a, b) CT_CAT_(a, b)
-#define CT_VECTOR_WIDTH CT_DEVICE_VECTOR_WIDTH
 
 /* Flat launches. Elementwise, copy and fill kernels flag a launch whose operands are all
  * contiguous over the same elements with l[0] != 0, in one of two shapes the host chooses
