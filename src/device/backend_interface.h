@@ -34,6 +34,10 @@ typedef struct ct_work_shape {
     long target_items;   /* work items in flight that fill the device */
     long min_per_item;   /* elements an item should walk at least, to amortise it */
     long max_per_item;   /* and at most: past that, more items */
+    /* Elements per item of a flat elementwise, copy or fill launch whose operands are aligned:
+     * CT_DEVICE_VECTOR_WIDTH for items moved as vectors (CT_FLAT_VECTOR, see dialect.h), 1 for
+     * single elements (a CPU, whose simd loop over items vectorises by itself). */
+    int elementwise_width;
 } ct_work_shape;
 
 /* Called by a backend when a queued copy has finished (from any thread). */

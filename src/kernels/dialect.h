@@ -19,6 +19,11 @@
 #ifndef CT_KERNEL_DIALECT_H
 #define CT_KERNEL_DIALECT_H
 
+#define CT_CAT_(a, b) a##b
+#define CT_CAT(a, b) CT_CAT_(a, b)
+/* Elements of a vector item (see CT_FLAT_VECTOR below); the number is in kernel_params.h. */
+#define CT_VECTOR_WIDTH CT_DEVICE_VECTOR_WIDTH
+
 #if defined(__OPENCL_VERSION__)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define CT_KERNEL __kernel void
@@ -36,6 +41,9 @@
 #define CT_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define CT_GROUP_CAPACITY 256
 #define CT_ITEM_LANES 4
+/* vloadn / vstoren need only the element's alignment; a private array takes the vector. */
+#define CT_VLOAD(dst, src, e) CT_CAT(vstore, CT_VECTOR_WIDTH)(CT_CAT(vload, CT_VECTOR_WIDTH)(0, (src) + (e)), 0, (dst))
+#define CT_VSTORE(dst, e, src) CT_CAT(vstore, CT_VECTOR_WIDTH)(CT_CAT(vload, CT_VECTOR_WIDTH)(0, (src)), 0, (dst) + (e))
 
 #elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 typedef unsigned char uchar;
@@ -80,6 +88,25 @@ template <> __device__ inline uchar ct_shuffle_down<uchar>(uchar v, long s)
         auto o_ = ct_shuffle_down((v), s_);                                                      \
         (v) = COMBINE((v), o_);                                                                  \
     }
+/* A vector item's elements move as one aligned struct: 16 bytes in one instruction (float4,
+ * int4, double2 twice for 4 doubles), 4 bytes for 4 uchars. The host checks the alignment. */
+template <typename T> struct alignas(sizeof(T) * CT_VECTOR_WIDTH < 16 ? sizeof(T) * CT_VECTOR_WIDTH : 16)
+ct_vector { T v[CT_VECTOR_WIDTH]; };
+template <typename T> __device__ inline void ct_vload(T *dst, const T *src, long e)
+{
+    ct_vector<T> v = *reinterpret_cast<const ct_vector<T> *>(src + e);
+#pragma unroll
+    for (int k = 0; k < CT_VECTOR_WIDTH; k++) dst[k] = v.v[k];
+}
+template <typename T> __device__ inline void ct_vstore(T *dst, long e, const T *src)
+{
+    ct_vector<T> v;
+#pragma unroll
+    for (int k = 0; k < CT_VECTOR_WIDTH; k++) v.v[k] = src[k];
+    *reinterpret_cast<ct_vector<T> *>(dst + e) = v;
+}
+#define CT_VLOAD(dst, src, e) ct_vload(dst, src, e)
+#define CT_VSTORE(dst, e, src) ct_vstore(dst, e, src)
 
 #else /* plain C, on the CPU */
 #include <tgmath.h> /* exp(float) must be expf, as in OpenCL C and CUDA */
@@ -127,11 +154,28 @@ void ctorch_standin_barrier(void);
 #define CT_GROUP_CAPACITY 1
 #define CT_ITEM_LANES 16
 #endif
+#define CT_VLOAD(dst, src, e)                                                                    \
+    for (int v_ = 0; v_ < CT_VECTOR_WIDTH; v_++) (dst)[v_] = (src)[(e) + v_]
+#define CT_VSTORE(dst, e, src)                                                                   \
+    for (int v_ = 0; v_ < CT_VECTOR_WIDTH; v_++) (dst)[(e) + v_] = (src)[v_]
 #endif
 
 #ifndef CT_UNROLL /* a hint to unroll a short loop of constant length (C only) */
 #define CT_UNROLL
 #endif
+/* Flat launches. Elementwise, copy and fill kernels flag a launch whose operands are all
+ * contiguous over the same elements with l[0] != 0, in one of two shapes the host chooses
+ * (values in kernel_params.h; see ct_kparams_flat in tensor/kernel_run.c):
+ *   CT_FLAT_ONE     item i is element i (the CPU; a device when an operand is not aligned);
+ *   CT_FLAT_VECTOR  item i is elements [i * W, i * W + W) of the p.size[0] elements, W being
+ *                   CT_VECTOR_WIDTH (a device's work shape says so with elementwise_width W):
+ *                   moved with CT_VLOAD and CT_VSTORE when the item has all W (each operand
+ *                   starts on a multiple of min(16, W * sizeof) bytes), else one by one (the last
+ *                   item's tail). Every build runs both shapes; a CPU asks for CT_FLAT_ONE, and
+ *                   its launcher's flat loop, where l[0] is the constant 1, drops the other.
+ * CT_VLOAD(dst, src, e) fills the private array dst[0..W) from src[e..e + W); CT_VSTORE(dst, e,
+ * src) writes src[0..W) to dst[e..e + W). */
+#define CT_VECTOR_ITEMS(p) ((p).l[0] == CT_FLAT_VECTOR)
 
 #ifndef CT_SHUFFLE_STEP /* no shuffles: every step of a fold goes through local memory */
 #define CT_SHUFFLE_STEP(s, spacing) 0

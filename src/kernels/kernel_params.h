@@ -5,6 +5,12 @@
 
 #define CT_KERNEL_MAX_DIMS 8
 #define CT_KERNEL_MAX_BUFFERS 4
+/* Elements per item of a device's CT_FLAT_VECTOR launches (CT_VECTOR_WIDTH of the OpenCL and
+ * CUDA builds of the kernels, dialect.h), as the backends report it (ct_work_shape). */
+#define CT_DEVICE_VECTOR_WIDTH 4
+/* l[0] of a flat launch of the elementwise, copy and fill kernels (see dialect.h). */
+#define CT_FLAT_ONE 1
+#define CT_FLAT_VECTOR 2
 
 typedef struct ct_kparams {
     long n;                                             /* work items */

@@ -32,7 +32,11 @@ ct_tensor *ct_elementwise_run(const ct_elementwise_launch *launch)
             p.off[k + 1] = inputs[k]->offset;
             buffers[k + 1] = ct_tensor_handle(inputs[k]);
         }
-        p.l[0] = ct_kparams_index_space(&p, shape, ndim, count + 1, operand_strides);
+        if (ct_kparams_index_space(&p, shape, ndim, count + 1, operand_strides)) {
+            ct_dtype dtypes[1 + CT_ELEMENTWISE_MAX_INPUTS] = {launch->out_dtype};
+            for (int k = 0; k < count; k++) dtypes[k + 1] = launch->input_dtypes[k];
+            if (ct_kparams_flat(&p, device, (long)p.n, count + 1, dtypes) != CT_OK) goto fail;
+        }
         p.l[1] = launch->l[0];
         p.l[2] = launch->l[1];
         p.s[0] = launch->s[0];

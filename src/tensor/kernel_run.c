@@ -28,13 +28,40 @@ bool ct_kparams_index_space(ct_kparams *p, const int64_t *shape, int ndim, int c
     return contiguous;
 }
 
+/* Device buffers start at least this aligned (CUDA's at 256 bytes, OpenCL's at the device's
+ * base alignment, the CPU's at 64): only the operands' offsets can break a vector's alignment. */
+#define CT_VECTOR_ALIGN_MAX 16
+
+ct_status ct_kparams_flat(ct_kparams *p, ct_device device, long numel, int count,
+                          const ct_dtype *dtypes)
+{
+    p->n = numel;
+    p->l[0] = CT_FLAT_ONE;
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(device, &shape);
+    if (status != CT_OK) return status;
+    long width = shape.elementwise_width;
+    if (width <= 1) return CT_OK;
+    for (int op = 0; op < count; op++) {
+        long size = (long)ct_dtype_size(dtypes[op]);
+        long align = width * size < CT_VECTOR_ALIGN_MAX ? width * size : CT_VECTOR_ALIGN_MAX;
+        if (p->off[op] * size % align != 0) return CT_OK; /* a view's offset: one by one */
+    }
+    p->l[0] = CT_FLAT_VECTOR;
+    p->ndim = 1;
+    p->size[0] = numel;
+    p->n = (numel + width - 1) / width;
+    return CT_OK;
+}
+
 ct_status ct_tensor_fill(ct_tensor *t, double value)
 {
     static const ct_kernel_id fill_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(fill);
     ct_kparams p = {0};
-    p.n = ct_numel(t);
     p.off[0] = t->offset;
     p.s[0] = value;
+    ct_status status = ct_kparams_flat(&p, t->storage->device, ct_numel(t), 1, &t->dtype);
+    if (status != CT_OK) return status;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(t)};
     return ct_backend_launch(t->storage->device, fill_kernels[t->dtype], buffers, &p, 1);
 }
@@ -58,6 +85,11 @@ ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src)
     bool flat = ct_kparams_index_space(&p, dst->shape, dst->ndim, 2, strides);
     p.off[0] = dst->offset;
     p.off[1] = src->offset;
+    if (flat) {
+        const ct_dtype dtypes[2] = {dst->dtype, src->dtype};
+        ct_status status = ct_kparams_flat(&p, dst->storage->device, (long)ct_numel(dst), 2, dtypes);
+        if (status != CT_OK) return status;
+    }
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(dst), ct_tensor_handle(src)};
     ct_kernel_id kernel = (flat ? flat_copy_kernels : strided_copy_kernels)[src->dtype][dst->dtype];
     return ct_backend_launch(dst->storage->device, kernel, buffers, &p, 1);

@@ -94,6 +94,13 @@ ct_status ct_transfer_device_to_host(ct_device device, void *dst, const void *sr
 ct_status ct_transfer_between_devices(ct_device to, void *dst, size_t dst_offset, ct_device from,
                                       const void *src, size_t src_offset, size_t bytes);
 
+/* Makes p a flat launch (see dialect.h) over numel elements of `count` operands, buffers
+ * 0..count-1 of dtypes[] at p->off[]: CT_FLAT_VECTOR items of the device's elementwise_width
+ * when every operand starts on a vector boundary, else CT_FLAT_ONE. Sets p->n, l[0], and for
+ * vector items ndim and size[0]. */
+ct_status ct_kparams_flat(ct_kparams *p, ct_device device, long numel, int count,
+                          const ct_dtype *dtypes);
+
 /* dst = src elementwise, with dst's dtype; same device and same shape. */
 ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src);
 /* Fills a contiguous tensor with value. */

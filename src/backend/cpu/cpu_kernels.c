@@ -30,7 +30,8 @@ void ct_cpu_work_shape(int index, ct_work_shape *shape)
 {
     (void)index;
     *shape = (ct_work_shape){.group_size = 1, .min_group_size = 1, .lanes_per_item = CT_ITEM_LANES,
-                             .target_items = 512, .min_per_item = 4096, .max_per_item = 32768};
+                             .target_items = 512, .min_per_item = 4096, .max_per_item = 32768,
+                             .elementwise_width = 1};
 }
 
 ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers[],

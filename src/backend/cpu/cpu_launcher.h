@@ -11,10 +11,11 @@
 
 typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *params, bool parallel);
 
-/* Kernels with a contiguous fast path flag it with l[0] = 1. The loop runs in two copies, one
- * where l[0] is the constant 1, so that the compiler drops the strided branch there and
- * vectorises the flat one (a branch on a run-time flag inside the loop stops gcc's vectoriser).
- * The copy is made inside the parallel region, where the constant is visible. */
+/* Kernels with a contiguous fast path flag it with l[0] = 1 (CT_FLAT_ONE, the only flat launch a
+ * CPU asks for). The loop runs in two copies, one where l[0] is the constant 1, so that the
+ * compiler drops the strided and vector-item branches there and vectorises the flat one (a
+ * branch on a run-time flag inside the loop stops gcc's vectoriser). The copy is made inside the
+ * parallel region, where the constant is visible. */
 #define CT_CPU_LOOP(name, q, simd_pragma)                                                        \
     if (q.l[0] == 1) {                                                                           \
         q.l[0] = 1;                                                                              \
@@ -59,6 +60,7 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
         long pieces = (inner + CT_CPU_ROW_PIECE - 1) / CT_CPU_ROW_PIECE;                         \
         long tasks = params->n / inner * pieces;                                                 \
         q.ndim = 1;                                                                              \
+        q.l[0] = 0; /* strided: the kernels' flat branches drop out of the row loop */           \
         for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++)                                          \
             q.stride[k][0] = params->stride[k][nd - 1];                                          \
         _Pragma(for_pragma) for (long t = 0; t < tasks; t++) {                                   \
@@ -73,7 +75,8 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
     }
 
 /* A launcher that runs index spaces of 2 or more dims row by row, the others as CT_CPU_LAUNCHER
- * does (elementwise kernels flag a flat launch with l[0] = 1; a flat copy has at most 1 dim). */
+ * does (a flat launch has l[0] = 1, or at most 1 dim: so l[0], which these families read only as
+ * the flat flag, is 0 in the rows). */
 #define CT_CPU_LAUNCHER_ROWS(name)                                                               \
     CT_CPU_LAUNCHER_OF(cpu_launch_flat_##name, name)                                             \
     static void cpu_launch_##name(void *const *b, const ct_kparams *params, bool parallel)       \

@@ -25,7 +25,8 @@ void ct_cuda_work_shape(int index, ct_work_shape *shape)
     *shape = (ct_work_shape){.group_size = CT_CUDA_BLOCK_SIZE, .min_group_size = 32,
                              .lanes_per_item = 4,
                              .target_items = (long)device->multiprocessors * threads,
-                             .min_per_item = 4, .max_per_item = 256};
+                             .min_per_item = 4, .max_per_item = 256,
+                             .elementwise_width = CT_DEVICE_VECTOR_WIDTH};
 }
 
 ct_status ct_cuda_launch(int index, void *stream, int kernel, void *const buffers[],

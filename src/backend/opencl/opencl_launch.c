@@ -28,7 +28,8 @@ void ct_opencl_work_shape(int index, ct_work_shape *shape)
     *shape = (ct_work_shape){.group_size = group, .min_group_size = group < 32 ? group : 32,
                              .lanes_per_item = 4,
                              .target_items = units * (gpu ? 2048 : 4 * group),
-                             .min_per_item = 4, .max_per_item = 256};
+                             .min_per_item = 4, .max_per_item = 256,
+                             .elementwise_width = CT_DEVICE_VECTOR_WIDTH};
 }
 
 ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buffers[],

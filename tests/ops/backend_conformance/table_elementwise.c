@@ -5,7 +5,10 @@
 #include "conformance.h"
 
 /* Two tensors: plain, broadcast, every kind of view, empty, 0-d, special values, mixed dtypes
- * (promotion), and large enough for the CPU's threaded path. */
+ * (promotion), and large enough for the CPU's threaded path. Flat operands run on a device as
+ * items of 4 elements moved as vectors when every operand starts on a vector boundary (16 bytes,
+ * 4 for uint8 and bool): the sizes leave a last item of 1, 2 and 3 elements ([3, 5] is 15), and
+ * views start on a boundary or off it (off by 2 elements is on one for 8-byte dtypes only). */
 static const conf_case binary_cases[] = {
     {.name = "plain", .in = {{SHAPE(3, 5)}, {SHAPE(3, 5)}}},
     {.name = "broadcast", .in = {{SHAPE(4, 1, 3)}, {SHAPE(5, 3)}}},
@@ -26,6 +29,15 @@ static const conf_case binary_cases[] = {
     {.name = "mixed dtypes, broadcast", .in = {{SHAPE(4, 1), .kind = CONF_PARTNER}, {SHAPE(6)}}},
     {.name = "large", .in = {{SHAPE(128, 160)}, {SHAPE(128, 160)}}},
     {.name = "large, transposed", .in = {{SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}}, {SHAPE(160)}}},
+    {.name = "1 element", .in = {{SHAPE(1)}, {SHAPE(1)}}},
+    {.name = "a last vector of 1", .in = {{SHAPE(13)}, {SHAPE(13)}}},
+    {.name = "a last vector of 2", .in = {{SHAPE(2, 7)}, {SHAPE(2, 7)}}},
+    {.name = "large, a last vector of 3", .in = {{SHAPE(20483)}, {SHAPE(20483)}}},
+    {.name = "views off a vector boundary",
+     .in = {{SHAPE(2, 13), .views = {SELECTED(0, 1)}}, {SHAPE(14), .views = {NARROWED(0, 1, 13)}}}},
+    {.name = "one view 2 elements in", .in = {{SHAPE(15), .views = {NARROWED(0, 2, 13)}}, {SHAPE(13)}}},
+    {.name = "views on a vector boundary",
+     .in = {{SHAPE(15), .views = {NARROWED(0, 4, 11)}}, {SHAPE(2, 11), .views = {SELECTED(0, 1)}}}},
     {0}};
 
 /* where: a bool condition and two values. */
@@ -48,6 +60,15 @@ static const conf_case where_cases[] = {
     {.name = "large",
      .in = {{SHAPE(128, 160), .kind = CONF_BOOL}, {SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}},
             {SHAPE(160)}}},
+    {.name = "1 element", .in = {{SHAPE(1), .kind = CONF_BOOL}, {SHAPE(1)}, {SHAPE(1)}}},
+    {.name = "a last vector of 2", .in = {{SHAPE(2, 7), .kind = CONF_BOOL}, {SHAPE(2, 7)}, {SHAPE(2, 7)}}},
+    {.name = "large, a last vector of 3",
+     .in = {{SHAPE(20483), .kind = CONF_BOOL}, {SHAPE(20483)}, {SHAPE(20483)}}},
+    {.name = "a condition off a vector boundary",
+     .in = {{SHAPE(14), .kind = CONF_BOOL, .views = {NARROWED(0, 1, 13)}}, {SHAPE(13)}, {SHAPE(13)}}},
+    {.name = "views on a vector boundary",
+     .in = {{SHAPE(16), .kind = CONF_BOOL, .views = {NARROWED(0, 4, 9)}},
+            {SHAPE(2, 9), .views = {SELECTED(0, 1)}}, {SHAPE(17), .views = {NARROWED(0, 8, 9)}}}},
     {0}};
 
 /* One tensor (and the scalar forms). */
@@ -64,6 +85,13 @@ static const conf_case unary_cases[] = {
     {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}},
     {.name = "large", .in = {{SHAPE(128, 160)}}},
     {.name = "large, transposed", .in = {{SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}}}},
+    {.name = "1 element", .in = {{SHAPE(1)}}},
+    {.name = "a last vector of 1", .in = {{SHAPE(13)}}},
+    {.name = "a last vector of 2", .in = {{SHAPE(2, 7)}}},
+    {.name = "large, a last vector of 3", .in = {{SHAPE(20483)}}},
+    {.name = "a view off a vector boundary", .in = {{SHAPE(14), .views = {NARROWED(0, 1, 13)}}}},
+    {.name = "a view 2 elements in", .in = {{SHAPE(15), .views = {NARROWED(0, 2, 13)}}}},
+    {.name = "a view on a vector boundary", .in = {{SHAPE(2, 11), .views = {SELECTED(0, 1)}}}},
     {0}};
 
 #define CONF_POW_BASE {0.05, 8, -20, 20, 0, 40}

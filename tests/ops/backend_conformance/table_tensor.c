@@ -16,6 +16,10 @@ static const conf_case shape_cases[] = {
     {.name = "0-d", .args = {.ndim = 0, .s = {-1.0}}},
     {.name = "empty", .args = {.ndim = 2, .shape = {0, 3}, .s = {1.0}}},
     {.name = "large", .args = {.ndim = 2, .shape = {200, 200}, .s = {77.0}}},
+    /* a device fills 4 elements per item: a last item of 1 to 3 */
+    {.name = "[1]", .args = {.ndim = 1, .shape = {1}, .s = {3.0}}},
+    {.name = "[2, 7]", .args = {.ndim = 2, .shape = {2, 7}, .s = {-2.0}}},
+    {.name = "large, [20483]", .args = {.ndim = 1, .shape = {20483}, .s = {5.0}}},
     {0}};
 
 /* start, end, step; the values stay in [0, 250] so that every dtype holds them. */
@@ -131,6 +135,11 @@ static const conf_case layout_cases[] = {
     {.name = "0-d", .in = {{.ndim = 0}}},
     {.name = "empty", .in = {{SHAPE(0, 4), .views = {TRANSPOSED(0, 1)}}}},
     {.name = "large, transposed", .in = {{SHAPE(160, 128), .views = {TRANSPOSED(0, 1)}}}},
+    /* flat copies: a device moves 4 elements per item when both ends start on a vector boundary */
+    {.name = "1 element", .in = {{SHAPE(1)}}},
+    {.name = "narrowed off a vector boundary", .in = {{SHAPE(16), .views = {NARROWED(0, 1, 13)}}}},
+    {.name = "narrowed on a vector boundary", .in = {{SHAPE(16), .views = {NARROWED(0, 4, 11)}}}},
+    {.name = "large, a last vector of 3", .in = {{SHAPE(20483)}}},
     {0}};
 
 static const conf_case reshape_cases[] = {
@@ -208,7 +217,11 @@ static const conf_case expand_cases[] = {
     {.name = "to " dtype_name, .in = {{SHAPE(3, 5), .lo = -100, .hi = 100}},                      \
      .args = {.target = dtype}},                                                                 \
     {.name = "transposed to " dtype_name,                                                        \
-     .in = {{SHAPE(5, 3), .lo = -100, .hi = 100, .views = {TRANSPOSED(0, 1)}}}, .args = {.target = dtype}}
+     .in = {{SHAPE(5, 3), .lo = -100, .hi = 100, .views = {TRANSPOSED(0, 1)}}}, .args = {.target = dtype}}, \
+    {.name = "narrowed off a vector boundary to " dtype_name,                                    \
+     .in = {{SHAPE(16), .lo = -100, .hi = 100, .views = {NARROWED(0, 1, 14)}}}, .args = {.target = dtype}}, \
+    {.name = "narrowed on a vector boundary to " dtype_name,                                     \
+     .in = {{SHAPE(16), .lo = -100, .hi = 100, .views = {NARROWED(0, 4, 9)}}}, .args = {.target = dtype}}
 static const conf_case to_dtype_cases[] = {
     TO_DTYPE_CASES("float32", CT_F32), TO_DTYPE_CASES("float64", CT_F64),
     TO_DTYPE_CASES("int32", CT_I32),   TO_DTYPE_CASES("int64", CT_I64),
