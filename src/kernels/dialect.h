@@ -26,6 +26,11 @@
 
 #if defined(__OPENCL_VERSION__)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* No a * b + c fused into one rounding: OpenCL C allows that by default, and PoCL does it where
+ * the host has FMA, so results depended on the machine's instruction set. Every backend builds
+ * the kernels so (C: -ffp-contract=off, NVRTC: --fmad=false), and + - * / give the same bits on
+ * each. */
+#pragma OPENCL FP_CONTRACT OFF
 #define CT_KERNEL __kernel void
 #define CT_GLOBAL __global
 #define CT_IDX_PARAM

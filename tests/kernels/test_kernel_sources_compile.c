@@ -133,9 +133,10 @@ static bool nvrtc_compile_checked(const char *source, const char *name, const ch
 {
     char arch_option[64];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s", arch);
-    /* As the CUDA backend compiles (-default-device), for a real architecture: PTX, then SASS. */
-    const char *options[] = {arch_option, "-default-device", "--ptxas-options=--warning-as-error",
-                             "--Ofast-compile=max"};
+    /* As the CUDA backend compiles (-default-device --fmad=false), for a real architecture: PTX,
+     * then SASS. */
+    const char *options[] = {arch_option, "-default-device", "--fmad=false",
+                             "--ptxas-options=--warning-as-error", "--Ofast-compile=max"};
     nvrtcProgram program;
     nvrtcResult result = nvrtcCreateProgram(&program, source, name, 0, NULL, NULL);
     if (result != NVRTC_SUCCESS) {

@@ -5,8 +5,11 @@
  * skips NVRTC. A compile error reports the family, the device and the first lines of NVRTC's log.
  *
  * Options: --gpu-architecture=compute_XY gives PTX, which the driver turns into the device's code
- * when the module loads (and keeps in its own cache). NVRTC has no "warnings as errors" switch:
- * here warnings are logged; the test suite fails on any (tests/kernels). */
+ * when the module loads (and keeps in its own cache). --fmad=false: no a * b + c fused into one
+ * rounding, as on the CPU and on OpenCL devices (see kernels/dialect.h), so that + - * / give
+ * the same bits on every device whatever compiler and instruction set built it. NVRTC has no
+ * "warnings as errors" switch: here warnings are logged; the test suite fails on any
+ * (tests/kernels). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,10 +101,10 @@ static ct_status build_module(int index, int family, CUmodule *module)
     snprintf(architecture, sizeof architecture, "--gpu-architecture=compute_%d%d",
              device->capability_major, device->capability_minor);
     snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
-    const char *options[] = {architecture, "-default-device"};
+    const char *options[] = {architecture, "-default-device", "--fmad=false"};
     char *text = ct_family_program_text(&family_sources, family);
     if (!text) return ct_error(CT_ERR_OUT_OF_MEMORY, "cuda:%d: no host memory for kernel source", index);
-    const char *key_parts[] = {text, options[0], options[1], version};
+    const char *key_parts[] = {text, options[0], options[1], options[2], version};
     char key[CT_CUDA_CACHE_KEY_SIZE];
     ct_cuda_cache_key(key_parts, (int)CT_ARRAY_LEN(key_parts), key);
 

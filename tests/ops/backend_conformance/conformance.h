@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctorch.h"
 
@@ -185,5 +186,11 @@ void conf_release_inputs(void);
 /* Runs every entry over its dtypes and cases on the CPU and on each device, prints one line per
  * entry (checks and passes) and every mismatch; returns the totals. */
 conf_totals conf_run_all(const ct_device *devices, int device_count);
+/* Runs the entries named in names (every entry when name_count is 0) over their dtypes and cases
+ * on the CPU only, and writes one line per case to out: the result's dtype, shape and a digest
+ * of its bits, or its error; with values, a line of every element after it. Two builds that
+ * compute the same bits write the same text (scripts/check-isa-independence). Returns the
+ * number of cases. */
+long conf_digest(FILE *out, const char *const *names, int name_count, bool values);
 
 #endif
