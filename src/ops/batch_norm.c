@@ -57,6 +57,26 @@ static ct_status launch(ct_kernel_id kernel, ct_kparams *p, const ct_tensor *con
     return launch_in_groups(kernel, p, tensors, count, work, 0);
 }
 
+/* The elementwise kernels (normalising, the input's gradient): a launch over x's elements, l[3]
+ * of them per work item: a device's lanes on a GPU (adjacent items take adjacent pieces), a long
+ * vector loop on a CPU. */
+static ct_status elementwise_params(const ct_tensor *x, const bn_shape *s, ct_kparams *p)
+{
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(x->storage->device, &shape);
+    if (status != CT_OK) return status;
+    int64_t total = s->n * s->c * s->inner;
+    long span = shape.lanes_per_item > 0 ? shape.lanes_per_item : 1;
+    if (shape.group_size == 1) { /* a CPU: the elements spread over its items */
+        span = (long)(total / (shape.target_items > 0 ? shape.target_items : 1));
+        if (span < shape.min_per_item) span = shape.min_per_item;
+        if (span > shape.max_per_item) span = shape.max_per_item;
+    }
+    *p = bn_params(s, (total + span - 1) / span);
+    p->l[3] = span;
+    return CT_OK;
+}
+
 /* How the per-channel reductions split: each channel's N * inner elements in split->chunks
  * chunks of split->chunk (see the batch-norm section of kernels/nn.ct). */
 static ct_status channel_split(const ct_tensor *x, const bn_shape *s, ct_reduce_split *split)
@@ -217,10 +237,11 @@ static ct_tensor *batch_norm_forward(const ct_tensor *x, ct_tensor *running_mean
         const ct_tensor *operands[3] = {stats, weight, bias};
         status = launch(coeff_kernels[x->dtype], &p, operands, 3, 1);
     }
+    ct_kparams p;
+    if (status == CT_OK) status = elementwise_params(x, &s, &p);
     if (status == CT_OK) {
-        ct_kparams p = bn_params(&s, s.n * s.c); /* a row of `inner` per work item */
         const ct_tensor *operands[3] = {out, x, stats};
-        status = launch(apply_kernels[x->dtype], &p, operands, 3, (long)s.inner);
+        status = launch(apply_kernels[x->dtype], &p, operands, 3, p.l[3]);
     }
     if (status != CT_OK) {
         ct_release(stats);
@@ -279,10 +300,10 @@ static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_te
     if (status == CT_OK && ct_node_needs_grad(node, 0)) {
         grads[0] = ct_tensor_alloc("NativeBatchNormBackward", x->storage->device, x->dtype, x->shape,
                                    x->ndim);
-        ct_kparams p = bn_params(&s, s.n * s.c);
+        ct_kparams p;
+        status = grads[0] ? elementwise_params(x, &s, &p) : ct_last_error();
         const ct_tensor *operands[4] = {grads[0], g, x, work};
-        status = grads[0] ? launch(input_kernels[x->dtype], &p, operands, 4, (long)s.inner)
-                          : ct_last_error();
+        if (status == CT_OK) status = launch(input_kernels[x->dtype], &p, operands, 4, p.l[3]);
     }
     if (status == CT_OK && ct_node_needs_grad(node, 1) && !(grads[1] = table_row(work, 1)))
         status = ct_last_error();
