@@ -174,9 +174,10 @@ void ctorch_standin_barrier(void);
  *   CT_FLAT_ONE     item i is element i (the CPU; a device when an operand is not aligned);
  *   CT_FLAT_VECTOR  item i is elements [i * W, i * W + W) of the p.size[0] elements, W being
  *                   CT_VECTOR_WIDTH (a device's work shape says so with elementwise_width W):
- *                   moved with CT_VLOAD and CT_VSTORE when the item has all W (each operand
- *                   starts on a multiple of min(16, W * sizeof) bytes), else one by one (the last
- *                   item's tail). Every build runs both shapes; a CPU asks for CT_FLAT_ONE, and
+ *                   moved with CT_VLOAD and CT_VSTORE when the item has all W, else one by one
+ *                   (the last item's tail). The host asks for it only where every operand starts
+ *                   a multiple of W elements into its buffer, so every vector is aligned to
+ *                   min(16, W * sizeof) bytes. Every build runs both shapes; a CPU asks for CT_FLAT_ONE, and
  *                   its launcher's flat loop, where l[0] is the constant 1, drops the other.
  * CT_VLOAD(dst, src, e) fills the private array dst[0..W) from src[e..e + W); CT_VSTORE(dst, e,
  * src) writes src[0..W) to dst[e..e + W). */

@@ -1,4 +1,5 @@
 /* Running the kernels every layer needs over tensors: index spaces, fills and copies. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "tensor/tensor_internal.h"
@@ -28,25 +29,31 @@ bool ct_kparams_index_space(ct_kparams *p, const int64_t *shape, int ndim, int c
     return contiguous;
 }
 
-/* Device buffers start at least this aligned (CUDA's at 256 bytes, OpenCL's at the device's
- * base alignment, the CPU's at 64): only the operands' offsets can break a vector's alignment. */
-#define CT_VECTOR_ALIGN_MAX 16
+atomic_int ct_elementwise_widths[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
 
-ct_status ct_kparams_flat(ct_kparams *p, ct_device device, long numel, int count,
-                          const ct_dtype *dtypes)
+/* Vector items need each operand to start a multiple of W elements into its buffer: with buffers
+ * 16-byte aligned (CUDA's start on 256 bytes, OpenCL's on the device's base alignment, the CPU's
+ * on 64) that aligns every vector, 16 bytes of 4- and 8-byte types, 4 of uint8 and bool. */
+ct_status ct_kparams_flat_asking(ct_kparams *p, ct_device device, long numel, int count)
 {
     p->n = numel;
     p->l[0] = CT_FLAT_ONE;
-    ct_work_shape shape;
-    ct_status status = ct_backend_work_shape(device, &shape);
-    if (status != CT_OK) return status;
-    long width = shape.elementwise_width;
-    if (width <= 1) return CT_OK;
-    for (int op = 0; op < count; op++) {
-        long size = (long)ct_dtype_size(dtypes[op]);
-        long align = width * size < CT_VECTOR_ALIGN_MAX ? width * size : CT_VECTOR_ALIGN_MAX;
-        if (p->off[op] * size % align != 0) return CT_OK; /* a view's offset: one by one */
+    long width = 1;
+    int known = ct_elementwise_width_known(device);
+    if (known > 0) {
+        width = known;
+    } else {
+        ct_work_shape shape;
+        ct_status status = ct_backend_work_shape(device, &shape);
+        if (status != CT_OK) return status;
+        width = shape.elementwise_width > 1 ? shape.elementwise_width : 1;
+        if (ct_elementwise_width_cached(device))
+            atomic_store_explicit(&ct_elementwise_widths[device.type][device.index], (int)width,
+                                  memory_order_relaxed);
     }
+    if (width == 1) return CT_OK;
+    for (int op = 0; op < count; op++)
+        if (p->off[op] % width != 0) return CT_OK; /* a view's offset: one element per item */
     p->l[0] = CT_FLAT_VECTOR;
     p->ndim = 1;
     p->size[0] = numel;
@@ -60,7 +67,7 @@ ct_status ct_tensor_fill(ct_tensor *t, double value)
     ct_kparams p = {0};
     p.off[0] = t->offset;
     p.s[0] = value;
-    ct_status status = ct_kparams_flat(&p, t->storage->device, ct_numel(t), 1, &t->dtype);
+    ct_status status = ct_kparams_flat(&p, t->storage->device, (long)ct_numel(t), 1);
     if (status != CT_OK) return status;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(t)};
     return ct_backend_launch(t->storage->device, fill_kernels[t->dtype], buffers, &p, 1);
@@ -86,8 +93,7 @@ ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src)
     p.off[0] = dst->offset;
     p.off[1] = src->offset;
     if (flat) {
-        const ct_dtype dtypes[2] = {dst->dtype, src->dtype};
-        ct_status status = ct_kparams_flat(&p, dst->storage->device, (long)ct_numel(dst), 2, dtypes);
+        ct_status status = ct_kparams_flat(&p, dst->storage->device, p.n, 2);
         if (status != CT_OK) return status;
     }
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(dst), ct_tensor_handle(src)};

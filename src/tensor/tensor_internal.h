@@ -95,11 +95,30 @@ ct_status ct_transfer_between_devices(ct_device to, void *dst, size_t dst_offset
                                       const void *src, size_t src_offset, size_t bytes);
 
 /* Makes p a flat launch (see dialect.h) over numel elements of `count` operands, buffers
- * 0..count-1 of dtypes[] at p->off[]: CT_FLAT_VECTOR items of the device's elementwise_width
- * when every operand starts on a vector boundary, else CT_FLAT_ONE. Sets p->n, l[0], and for
- * vector items ndim and size[0]. */
-ct_status ct_kparams_flat(ct_kparams *p, ct_device device, long numel, int count,
-                          const ct_dtype *dtypes);
+ * 0..count-1 at p->off[]: CT_FLAT_VECTOR items of the device's elementwise_width when every
+ * offset is a multiple of it, else CT_FLAT_ONE. Sets p->n, l[0], and for vector items ndim and
+ * size[0]. Inline for what every small op on a CPU takes: a look at the device's width, asked of
+ * its work shape once (a work shape never changes) and kept here (0: not asked yet). */
+extern atomic_int ct_elementwise_widths[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+static inline bool ct_elementwise_width_cached(ct_device device)
+{
+    return (unsigned)device.type < CT_DEVICE_TYPE_COUNT && (unsigned)device.index < CT_MAX_DEVICES_PER_TYPE;
+}
+static inline int ct_elementwise_width_known(ct_device device)
+{
+    return ct_elementwise_width_cached(device)
+               ? atomic_load_explicit(&ct_elementwise_widths[device.type][device.index],
+                                      memory_order_relaxed)
+               : 0;
+}
+ct_status ct_kparams_flat_asking(ct_kparams *p, ct_device device, long numel, int count);
+static inline ct_status ct_kparams_flat(ct_kparams *p, ct_device device, long numel, int count)
+{
+    if (ct_elementwise_width_known(device) != 1) return ct_kparams_flat_asking(p, device, numel, count);
+    p->n = numel;
+    p->l[0] = CT_FLAT_ONE;
+    return CT_OK;
+}
 
 /* dst = src elementwise, with dst's dtype; same device and same shape. */
 ct_status ct_tensor_copy_into(ct_tensor *dst, const ct_tensor *src);

@@ -6,9 +6,9 @@
 
 /* Two tensors: plain, broadcast, every kind of view, empty, 0-d, special values, mixed dtypes
  * (promotion), and large enough for the CPU's threaded path. Flat operands run on a device as
- * items of 4 elements moved as vectors when every operand starts on a vector boundary (16 bytes,
- * 4 for uint8 and bool): the sizes leave a last item of 1, 2 and 3 elements ([3, 5] is 15), and
- * views start on a boundary or off it (off by 2 elements is on one for 8-byte dtypes only). */
+ * items of 4 elements moved as vectors when every operand starts a multiple of 4 elements into
+ * its buffer: the sizes leave a last item of 1, 2 and 3 elements ([3, 5] is 15), and views start
+ * on such a boundary or off it (one operand off, or all). */
 static const conf_case binary_cases[] = {
     {.name = "plain", .in = {{SHAPE(3, 5)}, {SHAPE(3, 5)}}},
     {.name = "broadcast", .in = {{SHAPE(4, 1, 3)}, {SHAPE(5, 3)}}},
