@@ -15,7 +15,9 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
  * CPU asks for). The loop runs in two copies, one where l[0] is the constant 1, so that the
  * compiler drops the strided and vector-item branches there and vectorises the flat one (a
  * branch on a run-time flag inside the loop stops gcc's vectoriser). The copy is made inside the
- * parallel region, where the constant is visible. */
+ * parallel region, where the constant is visible. The work-sharing loops end without a barrier
+ * of their own (nowait): the region's end joins the team once, where a barrier after the loop
+ * made every launch meet twice, and on busy cores waited twice for a thread to be scheduled. */
 #define CT_CPU_LOOP(name, q, simd_pragma)                                                        \
     if (q.l[0] == 1) {                                                                           \
         q.l[0] = 1;                                                                              \
@@ -32,7 +34,7 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
             _Pragma("omp parallel")                                                              \
             {                                                                                    \
                 ct_kparams q = *params;                                                          \
-                CT_CPU_LOOP(name, q, "omp for simd schedule(static)")                            \
+                CT_CPU_LOOP(name, q, "omp for simd schedule(static) nowait")                     \
             }                                                                                    \
         } else {                                                                                 \
             ct_kparams q = *params;                                                              \
@@ -90,7 +92,7 @@ typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *p
             _Pragma("omp parallel")                                                              \
             {                                                                                    \
                 ct_kparams q = *params;                                                          \
-                CT_CPU_ROWS_LOOP(name, params, q, "omp for schedule(static)")                    \
+                CT_CPU_ROWS_LOOP(name, params, q, "omp for schedule(static) nowait")             \
             }                                                                                    \
         } else {                                                                                 \
             ct_kparams q = *params;                                                              \
