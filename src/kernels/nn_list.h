@@ -1,15 +1,8 @@
 /* The nn kernels (nn.ct): im2col/col2im and the convolution's bias, max and average pooling
- * with their backward, batch normalisation (statistics, running statistics, coefficients,
- * normalisation, backward), cross-entropy from logits. float32 and float64. */
+ * with their backward, cross-entropy from logits. float32 and float64. */
 #define CT_NN_KERNELS(X)                                                                         \
     CT_LIST_EACH_FLOAT(X, im2col) CT_LIST_EACH_FLOAT(X, col2im)                                  \
     CT_LIST_EACH_FLOAT(X, conv2d_bias_fill)                                                      \
     CT_LIST_EACH_FLOAT(X, max_pool2d) CT_LIST_EACH_FLOAT(X, max_pool2d_backward)                 \
     CT_LIST_EACH_FLOAT(X, avg_pool2d) CT_LIST_EACH_FLOAT(X, avg_pool2d_backward)                 \
-    CT_LIST_EACH_FLOAT(X, batch_norm_stats) CT_LIST_EACH_FLOAT(X, batch_norm_stats_combine)      \
-    CT_LIST_EACH_FLOAT(X, batch_norm_update_running)                                             \
-    CT_LIST_EACH_FLOAT(X, batch_norm_coeffs) CT_LIST_EACH_FLOAT(X, batch_norm_apply)             \
-    CT_LIST_EACH_FLOAT(X, batch_norm_backward_reduce)                                            \
-    CT_LIST_EACH_FLOAT(X, batch_norm_backward_combine)                                           \
-    CT_LIST_EACH_FLOAT(X, batch_norm_backward_input)                                             \
     CT_LIST_EACH_FLOAT(X, cross_entropy_forward) CT_LIST_EACH_FLOAT(X, cross_entropy_backward)

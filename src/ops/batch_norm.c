@@ -1,4 +1,4 @@
-/* torch.nn.functional.batch_norm over dim 1 (kernels/nn.ct). The input is seen as contiguous
+/* torch.nn.functional.batch_norm over dim 1 (kernels/batch_norm.ct). The input is seen as contiguous
  * [N, C, inner]; a per-channel table `stats` [5, C] (mean, invstd, weight, weight * invstd,
  * bias) is built by a few per-channel kernels, then one elementwise kernel normalises. The
  * backward is the standard formula in two kernels: per-channel sums, then the input's gradient
@@ -78,7 +78,7 @@ static ct_status elementwise_params(const ct_tensor *x, const bn_shape *s, ct_kp
 }
 
 /* How the per-channel reductions split: each channel's N * inner elements in split->chunks
- * chunks of split->chunk (see the batch-norm section of kernels/nn.ct). */
+ * chunks of split->chunk (see kernels/batch_norm.ct). */
 static ct_status channel_split(const ct_tensor *x, const bn_shape *s, ct_reduce_split *split)
 {
     return ct_split_rows(x->storage->device, s->c, s->n * s->inner, split);

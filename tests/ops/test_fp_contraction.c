@@ -4,7 +4,7 @@
  * -ffp-contract=off in CMakeLists.txt, FP_CONTRACT in kernels/dialect.h, cuda_programs.c.
  *
  * The probe: batch normalisation in evaluation computes y = (x - mean) * scale + bias per
- * element (kernels/nn.ct, batch_norm_apply). With mean 0, variance 1, eps 0 (scale = weight),
+ * element (kernels/batch_norm.ct, batch_norm_apply). With mean 0, variance 1, eps 0 (scale = weight),
  * weight = x = 1 + 2^-k and bias = -(1 + 2^-(k-1)), the product (1 + 2^-k)^2 = 1 + 2^-(k-1) + 2^-2k
  * rounds to 1 + 2^-(k-1) when k is past half the mantissa (k = 27 for float64, 12 for float32):
  * separate roundings give exactly 0, a fused one 2^-2k. */

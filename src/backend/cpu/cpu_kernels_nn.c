@@ -1,4 +1,4 @@
-/* The nn kernels (convolution, pooling, batch normalisation), compiled as C for the CPU. */
+/* The nn kernels (convolution, pooling, cross-entropy), compiled as C for the CPU. */
 #include "backend/cpu/cpu_launcher.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
