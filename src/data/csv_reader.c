@@ -17,6 +17,7 @@
 
 #define FN "ct_csv_dataset_load"
 #define LABEL_LIMIT 2147483647.0
+#define CHUNK_BYTES (1u << 16)
 
 ct_csv_options ct_csv_options_default(void)
 {
@@ -31,7 +32,7 @@ typedef struct csv_reader {
     size_t capacity;
     int64_t line_number;
     locale_t c_locale; /* numbers are read as C writes them, whatever the program's locale */
-    char chunk[1 << 16]; /* read ahead: bytes [chunk_begin, chunk_end) are not in a line yet */
+    char *chunk; /* CHUNK_BYTES read ahead: bytes [chunk_begin, chunk_end) are not in a line yet */
     size_t chunk_begin, chunk_end;
     bool ended;
 } csv_reader;
@@ -41,7 +42,7 @@ typedef struct csv_reader {
 static int read_chunk(csv_reader *r)
 {
     if (r->ended) return 0;
-    int got = gzread(r->file, r->chunk, (unsigned)sizeof r->chunk);
+    int got = gzread(r->file, r->chunk, CHUNK_BYTES);
     if (got > 0) {
         r->chunk_begin = 0;
         r->chunk_end = (size_t)got;
@@ -310,15 +311,17 @@ static ct_dataset *load(const char *path, const ct_csv_options *options)
         return ct_error_null(CT_ERR_IO, FN ": cannot open '%s': no memory for zlib's state", path);
     }
     r.c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    r.chunk = malloc(CHUNK_BYTES);
     ct_dataset *ds = NULL;
     csv_rows rows = {.largest_label = -1};
-    if (!r.c_locale) {
-        ct_error(CT_ERR_OUT_OF_MEMORY, FN ": no memory for the C locale");
+    if (!r.c_locale || !r.chunk) {
+        ct_error(CT_ERR_OUT_OF_MEMORY, FN ": no memory for the C locale or a read buffer");
     } else if (read_rows(&r, &rows, options) == CT_OK) {
         ds = to_dataset(&rows);
     }
     if (r.c_locale) freelocale(r.c_locale);
     gzclose(r.file);
+    free(r.chunk);
     free(r.line);
     free(rows.features);
     free(rows.labels);
