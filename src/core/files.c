@@ -60,6 +60,12 @@ int ct_open_regular_file(const char *fn, const char *path, const char *shown)
     return -1;
 }
 
+const char *ct_path_not_regular(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0 && !S_ISREG(info.st_mode) ? ct_file_kind(info.st_mode) : NULL;
+}
+
 /* How many characters byte c takes in a message. */
 static size_t shown_width(unsigned char c) { return c < 0x20 || c == 0x7F ? 4 : 1; }
 

@@ -23,6 +23,12 @@ int ct_open_regular_fd(const char *path, mode_t *mode);
  * message may print it. */
 int ct_open_regular_file(const char *fn, const char *path, const char *shown);
 
+/* What path names when it is there and is not a regular file ("a FIFO (named pipe)", "a folder",
+ * ...), else NULL (a regular file, nothing, or a path that cannot be reached: the opener reports
+ * those). For paths handed to something that opens them blindly, as dlopen does: a FIFO would
+ * block it. */
+const char *ct_path_not_regular(const char *path);
+
 /* bytes[0, length) for a one-line message: control bytes (and DEL) as \xNN so that nothing from a
  * file can move a terminal's cursor or end the line, cut at a character boundary with "..." to fit
  * size (at least 8). Returns buf. */
