@@ -8,8 +8,6 @@
  * of a DistributedDataParallel job (tools/tool_job.c): it trains on its device (its local rank's,
  * or --device) with --batch-size samples per step, and rank 0 alone prints the whole job's figures
  * and saves. */
-#include <errno.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,16 +117,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
     if (g.seed && !ct_arg_uint64(COMMAND, "--seed", g.seed, &o->config.seed)) return CT_EXIT_USAGE;
     /* In a job, another machine's rank reports its own missing file when it reads it. */
     if (o->data && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
-    if (o->save && job->rank == 0) { /* rank 0 alone writes it */
-        /* Fail now rather than after the training: the checkpoint's folder must be writable. */
-        char *copy = strdup(o->save);
-        const char *folder = copy ? dirname(copy) : ".";
-        bool writable = access(folder, W_OK) == 0;
-        if (!writable)
-            fprintf(stderr, "ctorch " COMMAND ": --save '%s': cannot write into the folder '%s': %s\n", o->save,
-                    folder, strerror(errno));
-        free(copy);
-        if (!writable) return CT_EXIT_USAGE;
+    /* Fail now rather than after the training: ct_save's own checks of the path (rank 0 saves). */
+    if (o->save && job->rank == 0 && ct_save_check_path(o->save) != CT_OK) {
+        fprintf(stderr, "ctorch " COMMAND ": --save: %s\n", ct_last_error_message());
+        return CT_EXIT_USAGE;
     }
     if (o->data_parallel && job->distributed) {
         fprintf(stderr, "ctorch " COMMAND ": --data-parallel drives several devices from one process, but the "

@@ -31,6 +31,16 @@ bool ct_train_optimizer_parse(const char *text, ct_train_optimizer *out);
  * ctorch's global seed (ct_manual_seed first for a reproducible model). The cnn reads each sample
  * as a square one-channel image, so features must be a square (64: 8 x 8 for digits). */
 ct_module *ct_train_model_create(ct_train_model model, int64_t features, int64_t classes);
+/* The names and shapes of that model's state dict, without building it (to check a file against
+ * them before allocating): the count, at most CT_TRAIN_MODEL_TENSORS_MAX, or -1 (recorded) for
+ * sizes ct_train_model_create refuses. */
+#define CT_TRAIN_MODEL_TENSORS_MAX 8
+typedef struct ct_train_tensor_shape {
+    const char *name;
+    int ndim;
+    int64_t shape[4];
+} ct_train_tensor_shape;
+int ct_train_model_shapes(ct_train_model model, int64_t features, int64_t classes, ct_train_tensor_shape *out);
 
 /* ---- data ---- */
 #define CT_TRAIN_TEST_FRACTION 0.2

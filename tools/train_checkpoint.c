@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "train.h"
 
@@ -70,6 +71,57 @@ static ct_status read_metadata(const ct_state_dict *sd, const char *path, ct_tra
     return CT_OK;
 }
 
+static void format_shape(const int64_t *shape, int ndim, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < ndim && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* Appends ", \"name\"" (or the first without the comma) to list. */
+static void list_name(char *list, size_t size, const char *name)
+{
+    size_t used = strlen(list);
+    if (used < size) snprintf(list + used, size - used, "%s\"%s\"", used ? ", " : "", name);
+}
+
+/* The file's tensors are those of the model its metadata describes, with its shapes. Checked before
+ * that model is built: a small file whose metadata claims a huge model must not make eval allocate
+ * it. The messages are those of the strict load that follows (ct_module_load_state_dict). */
+static ct_status check_shapes(const ct_state_dict *sd, const char *path, const ct_train_checkpoint *c)
+{
+    ct_train_tensor_shape expected[CT_TRAIN_MODEL_TENSORS_MAX];
+    int count = ct_train_model_shapes(c->kind, c->features, c->classes, expected);
+    if (count < 0) return CT_ERR_IO; /* recorded */
+    char missing[256] = "", unexpected[256] = "", model[640];
+    snprintf(model, sizeof model, "%s does not fit the %s model of its __metadata__ (%lld features, %lld classes)",
+             path, ct_train_model_name(c->kind), (long long)c->features, (long long)c->classes);
+    for (int k = 0; k < count; k++)
+        if (!ct_state_dict_contains(sd, expected[k].name)) list_name(missing, sizeof missing, expected[k].name);
+    for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
+        const char *name = ct_state_dict_name_at(sd, i);
+        bool known = false;
+        for (int k = 0; k < count && !known; k++) known = strcmp(name, expected[k].name) == 0;
+        if (!known) list_name(unexpected, sizeof unexpected, name);
+    }
+    if (missing[0] || unexpected[0])
+        return ct_train_fail(CT_ERR_IO, "%s: Missing key(s): %s; Unexpected key(s): %s", model,
+                             missing[0] ? missing : "none", unexpected[0] ? unexpected : "none");
+    for (int k = 0; k < count; k++) {
+        const ct_train_tensor_shape *e = &expected[k];
+        ct_tensor *t = ct_state_dict_get(sd, e->name);
+        int ndim = ct_tensor_ndim(t);
+        bool same = ndim == e->ndim && memcmp(ct_tensor_shape(t), e->shape, (size_t)ndim * sizeof(int64_t)) == 0;
+        char want[96], have[96];
+        format_shape(e->shape, e->ndim, want, sizeof want);
+        format_shape(ct_tensor_shape(t), ndim, have, sizeof have);
+        ct_release(t);
+        if (!same) return ct_train_fail(CT_ERR_IO, "%s: its '%s' is %s, but the file's is %s", model, e->name, want, have);
+    }
+    return CT_OK;
+}
+
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out)
 {
     *out = (ct_train_checkpoint){0};
@@ -81,6 +133,7 @@ ct_status ct_train_checkpoint_load(const char *path, const char *map_location, c
         ct_train_fail_library(path);
         status = CT_ERR_IO;
     }
+    if (status == CT_OK) status = check_shapes(sd, path, out);
     if (status == CT_OK) {
         out->model = ct_train_model_create(out->kind, out->features, out->classes);
         if (!out->model) status = CT_ERR_IO; /* the message is recorded */

@@ -86,29 +86,52 @@ static ct_module *cnn(int64_t side, int64_t classes)
                                          ct_linear(CNN_CHANNELS2 * pooled * pooled, classes, true)}, 9);
 }
 
-ct_module *ct_train_model_create(ct_train_model model, int64_t features, int64_t classes)
+/* Sizes a model can have; the cnn's side (sqrt features) into *side. */
+static bool check_sizes(ct_train_model model, int64_t features, int64_t classes, int64_t *side)
 {
     if (features < 1 || classes < 2) {
         ct_train_fail(CT_ERR_INVALID_ARGUMENT, "a model needs at least 1 feature and 2 classes, not "
                       "%lld and %lld", (long long)features, (long long)classes);
-        return NULL;
+        return false;
     }
-    ct_module *m = NULL;
-    if (model == CT_TRAIN_MLP) {
-        m = mlp(features, classes);
-    } else if (model == CT_TRAIN_CNN) {
-        int64_t side = (int64_t)llround(sqrt((double)features));
-        if (side * side != features || side < 4) {
-            ct_train_fail(CT_ERR_INVALID_ARGUMENT, "the cnn reads each sample as a square image of at "
-                          "least 4 x 4; %lld features are not one (digits has 64: 8 x 8)",
-                          (long long)features);
-            return NULL;
-        }
-        m = cnn(side, classes);
-    } else {
-        ct_train_fail(CT_ERR_INVALID_ARGUMENT, "unknown model %d; models are mlp and cnn", (int)model);
-        return NULL;
+    if (model == CT_TRAIN_MLP) return true;
+    if (model == CT_TRAIN_CNN) {
+        *side = (int64_t)llround(sqrt((double)features));
+        if (*side * *side == features && *side >= 4) return true;
+        ct_train_fail(CT_ERR_INVALID_ARGUMENT, "the cnn reads each sample as a square image of at "
+                      "least 4 x 4; %lld features are not one (digits has 64: 8 x 8)", (long long)features);
+        return false;
     }
+    ct_train_fail(CT_ERR_INVALID_ARGUMENT, "unknown model %d; models are mlp and cnn", (int)model);
+    return false;
+}
+
+ct_module *ct_train_model_create(ct_train_model model, int64_t features, int64_t classes)
+{
+    int64_t side = 0;
+    if (!check_sizes(model, features, classes, &side)) return NULL;
+    ct_module *m = model == CT_TRAIN_MLP ? mlp(features, classes) : cnn(side, classes);
     if (!m) ct_train_fail_library("building the model");
     return m;
+}
+
+int ct_train_model_shapes(ct_train_model model, int64_t features, int64_t classes, ct_train_tensor_shape *out)
+{
+    int64_t side = 0;
+    if (!check_sizes(model, features, classes, &side)) return -1;
+    if (model == CT_TRAIN_MLP) {
+        out[0] = (ct_train_tensor_shape){"0.weight", 2, {MLP_HIDDEN, features}};
+        out[1] = (ct_train_tensor_shape){"0.bias", 1, {MLP_HIDDEN}};
+        out[2] = (ct_train_tensor_shape){"2.weight", 2, {classes, MLP_HIDDEN}};
+        out[3] = (ct_train_tensor_shape){"2.bias", 1, {classes}};
+        return 4;
+    }
+    int64_t pooled = side / 2 / 2;
+    out[0] = (ct_train_tensor_shape){"1.weight", 4, {CNN_CHANNELS1, 1, 3, 3}};
+    out[1] = (ct_train_tensor_shape){"1.bias", 1, {CNN_CHANNELS1}};
+    out[2] = (ct_train_tensor_shape){"4.weight", 4, {CNN_CHANNELS2, CNN_CHANNELS1, 3, 3}};
+    out[3] = (ct_train_tensor_shape){"4.bias", 1, {CNN_CHANNELS2}};
+    out[4] = (ct_train_tensor_shape){"8.weight", 2, {classes, CNN_CHANNELS2 * pooled * pooled}};
+    out[5] = (ct_train_tensor_shape){"8.bias", 1, {classes}};
+    return 6;
 }

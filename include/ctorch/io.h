@@ -76,8 +76,24 @@ const char *ct_state_dict_metadata_value_at(const ct_state_dict *sd, int64_t ind
 /* Writes sd to path in the safetensors format. Tensors on any device are read back (views are
  * saved contiguous). Atomic: the bytes go to a temporary file in path's folder, which is synced
  * and renamed over path, and the folder is synced; on any failure the temporary is removed and
- * an existing file at path is left as it was. Errors: CT_ERR_IO naming the path and the cause. */
+ * an existing file at path is left as it was. What may be at path (checked before writing):
+ *   nothing: a new file, its mode from the umask;
+ *   a regular file: replaced, the new file keeping its mode (and, where allowed, its owner); a
+ *     read-only file (no write bit, or not writable by this user) is refused, even for root;
+ *   a symbolic link: followed: the file it leads to is replaced (with the same rules) and the link
+ *     stays; a link to nothing is refused;
+ *   anything else (a folder, a device, a FIFO, a socket) is refused.
+ * A file with several hard links is replaced under this name only. The temporary file is
+ * ".<name>.tmp-<pid>-<n>" (a long name keeps only its start, so that it fits the folder); those
+ * of earlier saves to the same name whose process no longer runs (killed while saving) are
+ * removed, with a warning in the log. Errors: CT_ERR_IO naming the path and the cause;
+ * CT_ERR_INVALID_ARGUMENT for an empty path, one that names a folder ("dir/") or a file name
+ * longer than its folder takes. */
 ct_status ct_save(const ct_state_dict *sd, const char *path);
+/* The checks ct_save makes of path before it writes (above), and nothing else: CT_OK where ct_save
+ * could write, or the error it would give. For programs that save after long work (a training),
+ * to report a bad path before the work starts. */
+ct_status ct_save_check_path(const char *path);
 
 /* Reads a safetensors file into a new state dict. map_location says where the tensors go:
  *   NULL                         each to the device it was saved from (cpu when the file does not

@@ -8,13 +8,16 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include "core/files.h"
 #include "data/data_internal.h"
 #include "tensor/tensor_internal.h"
 
 #define FN "ct_csv_dataset_load"
 #define LABEL_LIMIT 2147483647.0
+#define CHUNK_BYTES (1u << 16)
 
 ct_csv_options ct_csv_options_default(void)
 {
@@ -29,42 +32,92 @@ typedef struct csv_reader {
     size_t capacity;
     int64_t line_number;
     locale_t c_locale; /* numbers are read as C writes them, whatever the program's locale */
+    char *chunk; /* CHUNK_BYTES read ahead: bytes [chunk_begin, chunk_end) are not in a line yet */
+    size_t chunk_begin, chunk_end;
+    bool ended;
 } csv_reader;
+
+/* Reads more of the file into r->chunk. 1: bytes, 0: the end of the file, -1: an error (recorded;
+ * a damaged or truncated gzip stream ends here, and zlib says why). */
+static int read_chunk(csv_reader *r)
+{
+    if (r->ended) return 0;
+    int got = gzread(r->file, r->chunk, CHUNK_BYTES);
+    if (got > 0) {
+        r->chunk_begin = 0;
+        r->chunk_end = (size_t)got;
+        return 1;
+    }
+    int code = Z_OK;
+    const char *message = gzerror(r->file, &code);
+    size_t path_length = strlen(r->path);
+    if (strncmp(message, r->path, path_length) == 0 && strncmp(message + path_length, ": ", 2) == 0)
+        message += path_length + 2; /* zlib starts with the path, which the message has */
+    if (got < 0 || code != Z_OK)
+        return ct_error(CT_ERR_IO, FN ": %s, line %lld: cannot read: %s", r->path,
+                        (long long)r->line_number + 1, code == Z_ERRNO ? strerror(errno) : message), -1;
+    r->ended = true;
+    return 0;
+}
+
+/* The column (from 1) of byte `at` of a line: one more than the commas before it. */
+static int64_t column_at(const char *line, size_t at)
+{
+    int64_t column = 1;
+    for (size_t k = 0; k < at; k++) column += line[k] == ',';
+    return column;
+}
+
+/* Appends n bytes to r->line (length bytes long so far). A NUL byte is an error: the line is text,
+ * and a NUL would end it early for every string function after this one. */
+static ct_status append(csv_reader *r, size_t *length, const char *bytes, size_t n)
+{
+    if (r->capacity - *length < n + 1) {
+        size_t capacity = r->capacity ? r->capacity : 4096;
+        while (capacity - *length < n + 1) capacity *= 2;
+        char *line = realloc(r->line, capacity);
+        if (!line) return ct_error(CT_ERR_OUT_OF_MEMORY, FN ": %s, line %lld: no host memory for a line "
+                                   "of %zu bytes", r->path, (long long)r->line_number + 1, capacity);
+        r->line = line;
+        r->capacity = capacity;
+    }
+    memcpy(r->line + *length, bytes, n);
+    const char *nul = memchr(r->line + *length, '\0', n);
+    *length += n;
+    if (nul) {
+        size_t at = (size_t)(nul - r->line);
+        return ct_error(CT_ERR_INVALID_ARGUMENT, FN ": %s, line %lld, column %lld: a NUL byte (\\x00, "
+                        "byte %zu of the line); a CSV file is text, and this looks like a binary or "
+                        "damaged file", r->path, (long long)r->line_number + 1,
+                        (long long)column_at(r->line, at), at + 1);
+    }
+    return CT_OK;
+}
 
 /* Reads the next line into r->line. 1: a line, 0: the end of the file, -1: an error (recorded). */
 static int read_line(csv_reader *r)
 {
     size_t length = 0;
+    bool any = false;
+    if (!r->line && append(r, &length, "", 0) != CT_OK) return -1; /* a buffer for every line */
     for (;;) {
-        if (r->capacity - length < 2) {
-            size_t capacity = r->capacity ? r->capacity * 2 : 4096;
-            char *line = realloc(r->line, capacity);
-            if (!line) return ct_error(CT_ERR_OUT_OF_MEMORY, FN ": %s, line %lld: no host memory for "
-                                       "a line of %zu bytes", r->path, (long long)r->line_number + 1,
-                                       capacity), -1;
-            r->line = line;
-            r->capacity = capacity;
+        if (r->chunk_begin == r->chunk_end) {
+            int got = read_chunk(r);
+            if (got < 0) return -1;
+            if (got == 0) break; /* the end: a last line without a newline, or none */
         }
-        int room = r->capacity - length > INT_MAX ? INT_MAX : (int)(r->capacity - length);
-        bool got = gzgets(r->file, r->line + length, room) != NULL;
-        if (got) length += strlen(r->line + length);
-        if (got && length > 0 && r->line[length - 1] == '\n') break;
-        /* Short of a newline: the line goes on, the file ended, or it could not be read (a
-         * damaged or truncated gzip stream ends in a partial line, and zlib says why). */
-        int code = Z_OK;
-        const char *message = gzerror(r->file, &code);
-        size_t path_length = strlen(r->path);
-        if (strncmp(message, r->path, path_length) == 0 && strncmp(message + path_length, ": ", 2) == 0)
-            message += path_length + 2; /* zlib starts with the path, which the message has */
-        if (code != Z_OK)
-            return ct_error(CT_ERR_IO, FN ": %s, line %lld: cannot read: %s", r->path,
-                            (long long)r->line_number + 1,
-                            code == Z_ERRNO ? strerror(errno) : message), -1;
-        if (!got && length == 0) return 0;
-        if (!got || gzeof(r->file)) break; /* a last line without a newline */
+        const char *begin = r->chunk + r->chunk_begin;
+        size_t available = r->chunk_end - r->chunk_begin;
+        const char *newline = memchr(begin, '\n', available);
+        size_t n = newline ? (size_t)(newline - begin) : available;
+        any = true;
+        if (append(r, &length, begin, n) != CT_OK) return -1;
+        r->chunk_begin += n + (newline != NULL);
+        if (newline) break;
     }
+    if (!any) return 0;
     r->line_number++;
-    while (length > 0 && (r->line[length - 1] == '\n' || r->line[length - 1] == '\r')) length--;
+    while (length > 0 && r->line[length - 1] == '\r') length--;
     r->line[length] = '\0';
     return 1;
 }
@@ -83,18 +136,11 @@ static int count_columns(const char *line)
     return columns;
 }
 
-/* The field starting at text, for messages: up to its comma, shortened to fit buf. */
+/* The field starting at text, for messages: up to its comma, control bytes escaped (\x01), shortened
+ * to fit buf. */
 static const char *field_text(const char *text, char *buf, size_t size)
 {
-    size_t n = strcspn(text, ",");
-    if (n < size) {
-        memcpy(buf, text, n);
-        buf[n] = '\0';
-    } else {
-        memcpy(buf, text, size - 4);
-        strcpy(buf + size - 4, "...");
-    }
-    return buf;
+    return ct_escape_text(text, strcspn(text, ","), buf, size);
 }
 
 /* Parses the number at *cursor and moves past its comma. */
@@ -108,11 +154,11 @@ static ct_status parse_number(csv_reader *r, const char **cursor, int column, do
     const char *after = end;
     while (*after == ' ' || *after == '\t') after++;
     if (end == start || (*after != ',' && *after != '\0')) {
-        if (is_blank(field_text(start, shown, sizeof shown)))
+        if (strspn(start, " \t") >= strcspn(start, ",")) /* only blanks up to its comma */
             return ct_error(CT_ERR_INVALID_ARGUMENT, FN ": %s, line %lld, column %d: the field is "
                             "empty; every field must be a number", r->path, (long long)r->line_number, column);
         return ct_error(CT_ERR_INVALID_ARGUMENT, FN ": %s, line %lld, column %d: '%s' is not a "
-                        "number", r->path, (long long)r->line_number, column, shown);
+                        "number", r->path, (long long)r->line_number, column, field_text(start, shown, sizeof shown));
     }
     if (!isfinite(v))
         return ct_error(CT_ERR_INVALID_ARGUMENT, FN ": %s, line %lld, column %d: '%s' is not a "
@@ -257,21 +303,25 @@ static ct_dataset *load(const char *path, const ct_csv_options *options)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, FN ": feature_scale is %g; it must be a "
                              "finite number", options->feature_scale);
     csv_reader r = {.path = path};
-    errno = 0;
-    r.file = gzopen(path, "rb");
-    if (!r.file)
-        return ct_error_null(CT_ERR_IO, FN ": cannot open '%s': %s", path,
-                             errno ? strerror(errno) : "no memory for zlib's state");
+    int fd = ct_open_regular_file(FN, path, path); /* neither a FIFO's open nor /dev/zero ends */
+    if (fd < 0) return NULL;
+    r.file = gzdopen(fd, "rb");
+    if (!r.file) {
+        close(fd);
+        return ct_error_null(CT_ERR_IO, FN ": cannot open '%s': no memory for zlib's state", path);
+    }
     r.c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    r.chunk = malloc(CHUNK_BYTES);
     ct_dataset *ds = NULL;
     csv_rows rows = {.largest_label = -1};
-    if (!r.c_locale) {
-        ct_error(CT_ERR_OUT_OF_MEMORY, FN ": no memory for the C locale");
+    if (!r.c_locale || !r.chunk) {
+        ct_error(CT_ERR_OUT_OF_MEMORY, FN ": no memory for the C locale or a read buffer");
     } else if (read_rows(&r, &rows, options) == CT_OK) {
         ds = to_dataset(&rows);
     }
     if (r.c_locale) freelocale(r.c_locale);
     gzclose(r.file);
+    free(r.chunk);
     free(r.line);
     free(rows.features);
     free(rows.labels);

@@ -18,6 +18,7 @@
 
 #include <nccl.h>
 
+#include "core/files.h"
 #include "distributed/dist_internal.h"
 #include "distributed/nccl_cuda.h"
 
@@ -50,6 +51,13 @@ static struct {
 /* Opens name and reads every function; false with the reason in library.reason. */
 static bool open_library(const char *name)
 {
+    /* a FIFO would block dlopen (a name without a slash is searched for, not a path) */
+    const char *kind = strchr(name, '/') ? ct_path_not_regular(name) : NULL;
+    if (kind) {
+        snprintf(library.reason, sizeof library.reason, "cannot open the NCCL library %s: it is %s, not a "
+                 "library file", name, kind);
+        return false;
+    }
     void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *why = dlerror();

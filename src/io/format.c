@@ -2,6 +2,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "io/io_internal.h"
 
 static const char *const dtype_codes[CT_DTYPE_COUNT] = {
@@ -65,16 +66,7 @@ bool ct_io_utf8_valid(const char *text, size_t length) { return ct_io_utf8_inval
 
 const char *ct_io_printable(const char *text, char *buf, size_t size)
 {
-    size_t length = strlen(text), kept = length < size ? length : size - 4;
-    if (length >= size) /* cut at a character boundary and say so */
-        while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80) kept--;
-    for (size_t k = 0; k < kept; k++) {
-        unsigned char c = (unsigned char)text[k];
-        buf[k] = c < 0x20 || c == 0x7F ? '?' : (char)c;
-    }
-    if (length >= size) memcpy(buf + kept, "...", 3), kept += 3;
-    buf[kept] = '\0';
-    return buf;
+    return ct_escape_text(text, strlen(text), buf, size);
 }
 
 bool ct_io_metadata_key_is_reserved(const char *key)

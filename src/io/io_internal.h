@@ -27,7 +27,7 @@ bool ct_io_is_foreign_dtype_code(const char *code);
 bool ct_io_utf8_valid(const char *text, size_t length);
 /* The offset of the first byte that breaks it; length when the text is well-formed. */
 size_t ct_io_utf8_invalid_at(const char *text, size_t length);
-/* text for a one-line message: control characters as '?', cut to fit size (>= 8) with "...". */
+/* text for a one-line message: control characters as \xNN, cut to fit size (>= 8) with "...". */
 const char *ct_io_printable(const char *text, char *buf, size_t size);
 #define CT_IO_PRINTABLE_MAX 96
 /* Is a metadata key ctorch's own ("ctorch.version", "ctorch.device.*")? */

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/files.h"
 #include "io/load_internal.h"
 #include "tensor/tensor_internal.h"
 
@@ -194,10 +196,14 @@ ct_state_dict *ct_load(const char *path, const char *map_location)
     if (ct_io_device_map_parse(map_location, &map) != CT_OK) return NULL;
     reader r = {0};
     ct_io_printable(path, r.name, sizeof r.name);
-    r.file = fopen(path, "rb");
+    int fd = ct_open_regular_file("ct_load", path, r.name); /* a FIFO would block fopen */
+    if (fd < 0) return NULL;
+    r.file = fdopen(fd, "rb");
     if (!r.file) {
         char reason[128];
-        return ct_error_null(CT_ERR_IO, "ct_load: cannot open '%s': %s", r.name, strerror_r(errno, reason, sizeof reason));
+        ct_error(CT_ERR_IO, "ct_load: cannot open '%s': %s", r.name, strerror_r(errno, reason, sizeof reason));
+        close(fd);
+        return NULL;
     }
     ct_api_enter(); /* the tensors belong to the state dict, not to the caller's scope */
     ct_state_dict *sd = load_file(&r, path, &map);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "io/load_internal.h"
 #include "tensor/tensor_internal.h"
 
@@ -30,6 +31,44 @@ static ct_status fail_at(const parse_context *ctx, const char *fmt, ...)
     return ct_error(CT_ERR_IO, "ct_load: '%s': %s", ctx->file, what);
 }
 
+/* A safetensors header nests 3 levels ({name: {shape: [...]}}); cJSON refuses more than
+ * CJSON_NESTING_LIMIT (1000) without saying why, so deeper headers are refused here first. */
+#define HEADER_DEPTH_MAX 64
+
+/* What cJSON would hide: nesting too deep (it says only "not valid JSON"), and \u0000 in a string
+ * (it keeps the string up to the NUL, cutting a name silently). */
+static ct_status scan_structure(const parse_context *ctx, const char *text, size_t length)
+{
+    int depth = 0;
+    for (size_t k = 0; k < length; k++) {
+        if (text[k] == '{' || text[k] == '[') {
+            if (++depth > HEADER_DEPTH_MAX)
+                return FAIL(ctx, "the header nests more than %d levels deep (at offset %zu); ctorch reads "
+                            "headers up to %d levels (a safetensors header has 3)", HEADER_DEPTH_MAX, k,
+                            HEADER_DEPTH_MAX);
+        } else if (text[k] == '}' || text[k] == ']') {
+            depth--;
+        } else if (text[k] == '"') {
+            size_t open = k, nul = 0;
+            for (k++; k < length && text[k] != '"'; k++)
+                if (text[k] == '\\') {
+                    if (!nul && length - k >= 6 && memcmp(text + k + 1, "u0000", 5) == 0) nul = k;
+                    k++; /* the escaped character, which may be a quote */
+                }
+            if (!nul) continue;
+            char shown[CT_IO_PRINTABLE_MAX];
+            size_t end = k < length ? k : length;
+            ct_escape_text(text + open + 1, end - open - 1, shown, sizeof shown);
+            if (depth == 1)
+                return FAIL(ctx, "tensor '%s' has \\u0000 (a NUL character) in its name, at offset %zu of "
+                            "the header; names cannot hold NUL", shown, nul);
+            return FAIL(ctx, "the header's string \"%s\" has \\u0000 (a NUL character) at offset %zu; "
+                        "names and metadata cannot hold NUL", shown, nul);
+        }
+    }
+    return CT_OK;
+}
+
 /* The text, then the JSON: UTF-8 throughout, no raw control bytes, one object and spaces after. */
 static ct_status parse_json(const parse_context *ctx, const char *text, size_t length, cJSON **out)
 {
@@ -42,6 +81,8 @@ static ct_status parse_json(const parse_context *ctx, const char *text, size_t l
         if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
             return FAIL(ctx, "the header has the control byte 0x%02x at offset %zu; JSON allows none", c, k);
     }
+    ct_status status = scan_structure(ctx, text, length);
+    if (status != CT_OK) return status;
     const char *end = NULL;
     cJSON *json = cJSON_ParseWithLengthOpts(text, length, &end, 0);
     if (!json) {

@@ -1,16 +1,15 @@
 /* ct_save: a state dict into a safetensors file, atomically (temporary file, fsync, rename, fsync
- * of the folder). */
+ * of the folder), onto a target checked first (save_target.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/io_internal.h"
+#include "io/save_internal.h"
 #include "tensor/tensor_internal.h"
 
 /* ---- the JSON header, written by hand so that integers stay integers ---- */
@@ -183,28 +182,6 @@ static ct_status write_tensor(writer *w, const planned *item)
     return status;
 }
 
-/* "dir/.name.tmp-<pid>-<n>", created exclusively; the umask applies as for any new file. */
-static int create_temporary(const char *directory, const char *base, char **temp_path)
-{
-    static atomic_uint counter;
-    size_t size = strlen(directory) + strlen(base) + 64;
-    char *name = malloc(size);
-    if (!name) return -1;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(name, size, "%s/.%s.tmp-%ld-%u", directory, base, (long)getpid(),
-                 atomic_fetch_add(&counter, 1));
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) {
-            if (fd >= 0) *temp_path = name;
-            else free(name);
-            return fd;
-        }
-    }
-    free(name);
-    errno = EEXIST;
-    return -1;
-}
-
 static ct_status sync_directory(const char *path, const char *directory)
 {
     int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -216,32 +193,37 @@ static ct_status sync_directory(const char *path, const char *directory)
                     path, directory, strerror_r(error, reason, sizeof reason));
 }
 
+/* The temporary file of a replacement takes the old file's mode and, where it may, its owner. */
+static ct_status keep_mode(const ct_io_save_target *t, int fd, const char *path)
+{
+    if (!t->exists) return CT_OK;
+    int given = fchown(fd, t->uid, t->gid); /* only the superuser may give a file away: no error */
+    (void)given;
+    if (fchmod(fd, t->mode) == 0) return CT_OK;
+    char reason[128];
+    return ct_error(CT_ERR_IO, "ct_save: '%s': cannot give the new file the mode %04o of the old one: %s; "
+                    "the file was not changed", path, (unsigned)t->mode, strerror_r(errno, reason, sizeof reason));
+}
+
 static ct_status write_file(const char *path, const text *header, planned *const *order, int64_t count)
 {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (*base == '\0')
-        return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_save: '%s' names a folder; give a file name", path);
-    size_t directory_length = slash ? (size_t)(slash - path) : 1;
-    char *directory = malloc(directory_length + 2);
-    if (!directory) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_save: no host memory");
-    if (!slash) strcpy(directory, ".");
-    else if (slash == path) strcpy(directory, "/");
-    else memcpy(directory, path, directory_length), directory[directory_length] = '\0';
-
+    ct_io_save_target target;
+    if (ct_io_save_target_resolve(path, &target) != CT_OK) return ct_last_error();
+    ct_io_save_remove_stale_temporaries(&target, path);
     char *temp = NULL;
     char reason[128];
-    int fd = create_temporary(directory, base, &temp);
+    int fd = ct_io_save_temporary_create(&target, &temp);
     if (fd < 0) {
         ct_status status = ct_error(CT_ERR_IO, "ct_save: '%s': cannot create a temporary file in '%s': %s",
-                                    path, directory, strerror_r(errno, reason, sizeof reason));
-        free(directory);
+                                    path, target.directory, strerror_r(errno, reason, sizeof reason));
+        ct_io_save_target_free(&target);
         return status;
     }
     writer w = {fd, path, 0, ct_io_write_limit()};
     unsigned char length[8];
     for (int b = 0; b < 8; b++) length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
-    ct_status status = write_bytes(&w, length, sizeof length);
+    ct_status status = keep_mode(&target, fd, path);
+    if (status == CT_OK) status = write_bytes(&w, length, sizeof length);
     if (status == CT_OK) status = write_bytes(&w, header->data, header->length);
     for (int64_t k = 0; k < count && status == CT_OK; k++) status = write_tensor(&w, order[k]);
     if (status == CT_OK && fsync(fd) != 0)
@@ -250,13 +232,22 @@ static ct_status write_file(const char *path, const text *header, planned *const
     if (close(fd) != 0 && status == CT_OK)
         status = ct_error(CT_ERR_IO, "ct_save: '%s': closing the temporary file failed: %s; the file "
                           "was not changed", path, strerror_r(errno, reason, sizeof reason));
-    if (status == CT_OK && rename(temp, path) != 0)
+    if (status == CT_OK && rename(temp, target.path) != 0)
         status = ct_error(CT_ERR_IO, "ct_save: cannot replace '%s': %s; the file was not changed", path,
                           strerror_r(errno, reason, sizeof reason));
     if (status != CT_OK) unlink(temp);
-    else status = sync_directory(path, directory);
+    else status = sync_directory(path, target.directory);
     free(temp);
-    free(directory);
+    ct_io_save_target_free(&target);
+    return status;
+}
+
+ct_status ct_save_check_path(const char *path)
+{
+    if (!path) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_save_check_path: argument 'path' is NULL");
+    ct_io_save_target target;
+    ct_status status = ct_io_save_target_resolve(path, &target);
+    ct_io_save_target_free(&target);
     return status;
 }
 

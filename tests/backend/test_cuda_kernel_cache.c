@@ -1,6 +1,6 @@
 /* The CUDA backend's disk cache of compiled kernels, without a GPU: where it lives, that what is
- * written reads back, that keys differ with any input, and that a damaged or truncated file is
- * ignored (the backend then compiles again and writes it anew). */
+ * written reads back, that keys differ with any input, and that a damaged or truncated file, or a
+ * FIFO, is ignored (the backend then compiles again and writes it anew). */
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,6 +103,21 @@ static void a_damaged_file_is_ignored(void **state)
     free(back);
 }
 
+/* A FIFO where a cache file would be is ignored at once: opening it would wait for a writer. */
+static void a_fifo_in_the_cache_is_ignored_without_blocking(void **state)
+{
+    (void)state;
+    const char *key = "00000000000000000000000000000004";
+    ct_cuda_cache_write("00000000000000000000000000000005", ".version 9.0\n"); /* makes the folder */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.ptx", folder, key);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);
+    assert_null(ct_cuda_cache_read(key));
+    alarm(0);
+    unlink(path);
+}
+
 static void no_folder_means_no_cache(void **state)
 {
     (void)state;
@@ -144,6 +159,7 @@ int main(void)
         cmocka_unit_test(keys_depend_on_every_part),
         cmocka_unit_test(what_is_written_reads_back),
         cmocka_unit_test(a_damaged_file_is_ignored),
+        cmocka_unit_test(a_fifo_in_the_cache_is_ignored_without_blocking),
         cmocka_unit_test(no_folder_means_no_cache),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);

@@ -33,11 +33,12 @@ static inline const char *data_test_path(const char *name)
     return path;
 }
 
-/* Writes text to the temporary file `name` (gzip-compressed when name ends in .gz); returns its path. */
-static inline const char *data_test_write(const char *name, const char *text)
+/* Writes length bytes of text (NUL bytes too) to the temporary file `name` (gzip-compressed when
+ * name ends in .gz); returns its path. */
+static inline const char *data_test_write_bytes(const char *name, const char *text, size_t length)
 {
     const char *path = data_test_path(name);
-    size_t n = strlen(name), length = strlen(text);
+    size_t n = strlen(name);
     if (n > 3 && strcmp(name + n - 3, ".gz") == 0) {
         gzFile f = gzopen(path, "wb");
         assert_non_null(f);
@@ -50,6 +51,12 @@ static inline const char *data_test_write(const char *name, const char *text)
         assert_int_equal(fclose(f), 0);
     }
     return path;
+}
+
+/* Writes the string text as data_test_write_bytes does. */
+static inline const char *data_test_write(const char *name, const char *text)
+{
+    return data_test_write_bytes(name, text, strlen(text));
 }
 
 /* The values of a CPU or device tensor as float32 / int64 (malloc'ed). */

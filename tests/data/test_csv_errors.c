@@ -29,9 +29,75 @@ static void a_missing_file_is_an_io_error_naming_it(void **state)
     if (!strstr(ct_last_error_message(), path)) fail_msg("'%s' lacks the path", ct_last_error_message());
     assert_error(CT_ERR_IO, "No such file or directory");
     assert_null(ct_csv_dataset_load(data_test_folder, NULL));
-    assert_error(CT_ERR_IO, "cannot read");
+    assert_error(CT_ERR_IO, "is a folder, not a regular file");
     assert_null(ct_csv_dataset_load(NULL, NULL));
     assert_error(CT_ERR_NULL_ARGUMENT, "'path'");
+}
+
+/* A FIFO would block the open until a writer came, and /dev/zero never ends: both are refused
+ * before they are read. (The alarm ends the test if it hangs.) */
+static void fifos_and_devices_are_refused_without_blocking(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s", data_test_path("fifo.csv"));
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);
+    assert_null(ct_csv_dataset_load(path, NULL));
+    if (!strstr(ct_last_error_message(), path)) fail_msg("'%s' lacks the path", ct_last_error_message());
+    assert_error(CT_ERR_IO, "is a FIFO (named pipe), not a regular file");
+    assert_null(ct_csv_dataset_load("/dev/zero", NULL));
+    assert_error(CT_ERR_IO, "'/dev/zero' is a character device, not a regular file");
+    alarm(0);
+}
+
+/* Loading length bytes of text fails with a message holding part. */
+static void assert_bytes_fail(const char *name, const char *text, size_t length, ct_status status,
+                              const char *part)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s", data_test_write_bytes(name, text, length));
+    ct_clear_error();
+    ct_dataset *ds = ct_csv_dataset_load(path, NULL);
+    if (ds) {
+        int64_t rows = ct_dataset_size(ds);
+        ct_dataset_free(ds);
+        fail_msg("%s loaded (%lld rows); expected an error with '%s'", name, (long long)rows, part);
+    }
+    if (!strstr(ct_last_error_message(), path))
+        fail_msg("message '%s' lacks the path '%s'", ct_last_error_message(), path);
+    assert_error(status, part);
+}
+
+#define BYTES(text) text, sizeof text - 1
+
+/* A NUL byte ends a C string: read line by line with string functions, a row holding one looked
+ * short or blank and was dropped. Anywhere in the file it is an error naming the line and column. */
+static void nul_bytes_are_refused_where_they_are(void **state)
+{
+    (void)state;
+    assert_bytes_fail("nul-in-row.csv", BYTES("1,2,0\n3,4\0,1\n5,6,0\n"), CT_ERR_INVALID_ARGUMENT,
+                      "line 2, column 2: a NUL byte (\\x00, byte 4 of the line)");
+    assert_bytes_fail("nul-first.csv", BYTES("\0" "1,2,0\n"), CT_ERR_INVALID_ARGUMENT,
+                      "line 1, column 1: a NUL byte");
+    assert_bytes_fail("nul-block.csv.gz", BYTES("1,2,0\n3,4,1\n\0\0\0\0\0\0\0\0\n5,6,0\n"),
+                      CT_ERR_INVALID_ARGUMENT, "line 3, column 1: a NUL byte");
+    assert_bytes_fail("nul-last.csv", BYTES("1,2,0\n3,4,1\n\0"), CT_ERR_INVALID_ARGUMENT,
+                      "line 3, column 1: a NUL byte");
+    assert_bytes_fail("nul-label.csv", BYTES("1,2,0\r\n3,4,1\0\r\n"), CT_ERR_INVALID_ARGUMENT,
+                      "line 2, column 3: a NUL byte");
+}
+
+/* Bytes of a binary file are escaped in messages, so that none can move the terminal's cursor. */
+static void control_bytes_are_escaped_in_messages(void **state)
+{
+    (void)state;
+    assert_bytes_fail("control.csv", BYTES("1,2,0\n3,a\x01\x1b[2Jb,1\n"), CT_ERR_INVALID_ARGUMENT,
+                      "line 2, column 2: 'a\\x01\\x1b[2Jb' is not a number");
+    assert_bytes_fail("delete.csv", BYTES("\x7f,2,0\n"), CT_ERR_INVALID_ARGUMENT,
+                      "line 1, column 1: '\\x7f' is not a number");
+    /* a tab alone is still an empty field */
+    assert_bytes_fail("tab.csv", BYTES("1,\t,0\n"), CT_ERR_INVALID_ARGUMENT, "line 1, column 2: the field is empty");
 }
 
 static void rows_of_different_lengths_are_refused(void **state)
@@ -138,6 +204,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_missing_file_is_an_io_error_naming_it),
+        cmocka_unit_test(fifos_and_devices_are_refused_without_blocking),
+        cmocka_unit_test(nul_bytes_are_refused_where_they_are),
+        cmocka_unit_test(control_bytes_are_escaped_in_messages),
         cmocka_unit_test(rows_of_different_lengths_are_refused),
         cmocka_unit_test(fields_that_are_not_numbers_are_refused),
         cmocka_unit_test(labels_must_be_non_negative_integers),

@@ -106,6 +106,23 @@ static inline st_bytes st_bad_bool_value(void)
     return st_build("{\"mask\": {\"dtype\": \"BOOL\", \"shape\": [4], \"data_offsets\": [0, 4]}}", data, 4);
 }
 
+/* {"a": [[[...]]]} nested 2000 levels: more than cJSON's limit (1000). */
+static inline st_bytes st_bad_nested_too_deep(void)
+{
+    enum { DEPTH = 2000 };
+    char *text = malloc(2 * DEPTH + 16);
+    size_t n = (size_t)sprintf(text, "{\"a\":");
+    memset(text + n, '[', DEPTH);
+    memset(text + n + DEPTH, ']', DEPTH);
+    strcpy(text + n + 2 * DEPTH, "}");
+    st_bytes b = st_build(text, NULL, 0);
+    free(text);
+    return b;
+}
+static inline st_bytes st_bad_name_with_nul(void) { return st_build("{\"fc\\u0000.weight\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}", st_zeros, 1); }
+static inline st_bytes st_bad_metadata_with_nul(void) { return st_build("{\"__metadata__\": {\"note\": \"a\\u0000b\"}, \"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}", st_zeros, 1); }
+static inline st_bytes st_bad_name_control_escaped(void) { return st_build("{\"a\\u0001\": {\"dtype\": \"Q7\", \"shape\": [1], \"data_offsets\": [0, 1]}}", st_zeros, 1); }
+
 static const st_bad_file st_bad_files[] = {
     {"bad_short", "is 5 bytes; a safetensors file starts with an 8-byte header length", st_bad_short},
     {"bad_header_past_end", "header length 1000 runs past the end of the file", st_bad_header_past_end},
@@ -145,6 +162,10 @@ static const st_bad_file st_bad_files[] = {
     {"bad_metadata_twice", "the header has '__metadata__' twice", st_bad_metadata_twice},
     {"bad_metadata_key_twice", "the header has __metadata__ key 'k' twice", st_bad_metadata_key_twice},
     {"bad_metadata_device", "tensor 'a': the metadata says it was saved on 'gpu:0', which is not a device", st_bad_metadata_device},
+    {"bad_nested_too_deep", "the header nests more than 64 levels deep (at offset 68); ctorch reads headers up to 64 levels", st_bad_nested_too_deep},
+    {"bad_name_with_nul", "tensor 'fc\\u0000.weight' has \\u0000 (a NUL character) in its name, at offset 4 of the header", st_bad_name_with_nul},
+    {"bad_metadata_with_nul", "the header's string \"a\\u0000b\" has \\u0000 (a NUL character) at offset 28", st_bad_metadata_with_nul},
+    {"bad_name_control_escaped", "tensor 'a\\x01': unknown dtype 'Q7'", st_bad_name_control_escaped},
     {"bad_bool_value", "tensor 'mask' (BOOL) has the byte 2 at element 2; a bool is 0 or 1", st_bad_bool_value},
 };
 

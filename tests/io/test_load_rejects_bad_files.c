@@ -1,7 +1,8 @@
 /* The loader trusts nothing: every malformed file (truncated, lengths past the end, bad JSON or
  * UTF-8, unknown dtypes, wrong shapes, offsets outside, overlapping or leaving gaps, duplicate
- * names, non-string metadata, bools that are not 0/1) fails with CT_ERR_IO and a message naming
- * the file, the tensor and what is wrong; truncating or corrupting a good file never crashes. */
+ * names, non-string metadata, bools that are not 0/1, nesting too deep, \u0000 in a name) fails
+ * with CT_ERR_IO and a message naming the file, the tensor and what is wrong; truncating or
+ * corrupting a good file never crashes; a FIFO or a device is refused without blocking. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,9 +51,27 @@ static void missing_files_folders_and_null_paths_are_errors(void **state)
     assert_null(ct_load(path, NULL));
     assert_error(CT_ERR_IO, "cannot open");
     assert_null(ct_load(folder, NULL));
-    assert_error(CT_ERR_IO, "is not a regular file");
+    assert_error(CT_ERR_IO, "is a folder, not a regular file");
     assert_null(ct_load(NULL, NULL));
     assert_error(CT_ERR_NULL_ARGUMENT, "'path'");
+}
+
+/* What is not a regular file is refused before it is opened for reading: opening a FIFO would wait
+ * for a writer, and a device such as /dev/zero never ends. (The alarm ends the test if it hangs.) */
+static void fifos_and_devices_are_refused_without_blocking(void **state)
+{
+    (void)state;
+    char path[256];
+    path_of(path, sizeof path, "fifo");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(30);
+    assert_null(ct_load(path, NULL));
+    if (!strstr(ct_last_error_message(), path)) fail_msg("'%s' lacks the path", ct_last_error_message());
+    assert_error(CT_ERR_IO, "is a FIFO (named pipe), not a regular file");
+    assert_null(ct_load("/dev/zero", "cpu"));
+    assert_error(CT_ERR_IO, "'/dev/zero' is a character device, not a regular file");
+    alarm(0);
+    unlink(path);
 }
 
 /* A map that cannot be right fails before the file is opened (this path does not exist). */
@@ -163,7 +182,7 @@ static int remove_folder(void **state)
 int main(void)
 {
     enum { BAD = sizeof st_bad_files / sizeof st_bad_files[0] };
-    struct CMUnitTest tests[BAD + 4];
+    struct CMUnitTest tests[BAD + 5];
     for (int k = 0; k < BAD; k++)
         tests[k] = (struct CMUnitTest){st_bad_files[k].id, rejects_the_malformed_file, NULL, NULL,
                                        (void *)&st_bad_files[k]};
@@ -171,5 +190,6 @@ int main(void)
     tests[BAD + 1] = (struct CMUnitTest)cmocka_unit_test(every_truncation_of_a_good_file_is_an_error);
     tests[BAD + 2] = (struct CMUnitTest)cmocka_unit_test(corrupting_any_byte_loads_or_fails_cleanly);
     tests[BAD + 3] = (struct CMUnitTest)cmocka_unit_test(malformed_map_locations_are_errors_before_reading);
+    tests[BAD + 4] = (struct CMUnitTest)cmocka_unit_test(fifos_and_devices_are_refused_without_blocking);
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }

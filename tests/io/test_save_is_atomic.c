@@ -145,13 +145,13 @@ static void paths_that_cannot_be_written_are_errors(void **state)
     ct_state_dict *sd = checkpoint(1, 0);
     snprintf(path, sizeof path, "%s/missing/model.safetensors", folder);
     assert_int_equal(ct_save(sd, path), CT_ERR_IO);
-    assert_error(CT_ERR_IO, "cannot create a temporary file in");
+    assert_error(CT_ERR_IO, "/missing' does not exist");
     snprintf(path, sizeof path, "%s/", folder);
     assert_int_equal(ct_save(sd, path), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "names a folder");
     snprintf(path, sizeof path, "%s/sub", folder);
     assert_int_equal(mkdir(path, 0700), 0);
-    assert_int_equal(ct_save(sd, path), CT_ERR_IO); /* rename cannot replace a folder */
+    assert_int_equal(ct_save(sd, path), CT_ERR_IO);
     assert_error(CT_ERR_IO, "cannot replace");
     folder_entries(entries, sizeof entries);
     assert_string_equal(entries, "sub");

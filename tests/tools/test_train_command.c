@@ -6,6 +6,7 @@
  * so, learns, and saves plain names. */
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -80,8 +81,32 @@ static void bad_train_options_fail_with_a_message(void **state)
     FAILS("train --device gpu:0", 2, "--device", "gpu:0");
     FAILS("train --device opencl:99", 2, "--device", "opencl:99");
     FAILS("train --data /nonexistent/digits.csv", 2, "--data '/nonexistent/digits.csv'", "No such file");
-    FAILS("train --save /nonexistent/model.safetensors", 2, "--save '/nonexistent/model.safetensors'",
-          "cannot write into the folder '/nonexistent'");
+}
+
+/* A --save path that ct_save would refuse fails at once (status 2), not after the training: one
+ * line of output, no epoch. */
+static void bad_save_paths_fail_before_training(void **state)
+{
+    (void)state;
+    FAILS("train --save /nonexistent/model.safetensors", 2, "--save: ", "'/nonexistent/model.safetensors'",
+          "the folder '/nonexistent' does not exist");
+    FAILS("train --save /tmp", 2, "--save: ", "cannot replace '/tmp': it is a folder");
+    FAILS("train --save /tmp/", 2, "--save: ", "'/tmp/' names a folder");
+    FAILS("train --save ''", 2, "--save: ", "the path is empty");
+    char args[512] = "train --save /tmp/";
+    size_t used = strlen(args);
+    memset(args + used, 'n', 300);
+    args[used + 300] = '\0';
+    FAILS(args, 2, "--save: ", "the file name is 300 bytes; the folder takes names of at most 255");
+    char fifo[] = "/tmp/ctorch_train_save_fifo_XXXXXX";
+    assert_non_null(mkdtemp(fifo));
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", fifo);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(args, sizeof args, "train --save %s", path);
+    FAILS(args, 2, "--save: ", "it is a FIFO (named pipe), not a regular file");
+    unlink(path);
+    rmdir(fifo);
 }
 
 static void bad_data_parallel_lists_fail_with_a_message(void **state)
@@ -322,6 +347,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_train_options_fail_with_a_message),
+        cmocka_unit_test(bad_save_paths_fail_before_training),
         cmocka_unit_test(bad_data_parallel_lists_fail_with_a_message),
         cmocka_unit_test(bad_data_fails_with_a_message),
         cmocka_unit_test(bad_eval_options_fail_with_a_message),

@@ -296,9 +296,9 @@ static void a_bad_command_line_ends_every_rank_with_one_line(void **state)
     assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --data-parallel cpu --epochs 1", 2,
                      "ctorch train: --data-parallel drives several devices from one process, but the launcher "
                      "started 2 processes");
-    /* Rank 0 writes the checkpoint, so rank 0 checks its folder. */
+    /* Rank 0 writes the checkpoint, so rank 0 checks the path as ct_save would. */
     assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 1 --save /nonexistent/m.safetensors", 2,
-                     "cannot write into the folder '/nonexistent'");
+                     "--save: ct_save: '/nonexistent/m.safetensors': the folder '/nonexistent' does not exist");
     /* One rank's device is not there: that rank says so, and the job ends. */
     assert_job_fails("CTORCH_DIST_DEVICE=cpu,opencl:99", "train --epochs 1", 2, "rank 1 of 2: choosing the device");
 }

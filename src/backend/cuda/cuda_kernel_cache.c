@@ -16,6 +16,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_kernel_cache.h"
 #include "core/core_internal.h"
+#include "core/files.h"
 
 #define CT_CUDA_CACHE_MAGIC "ctorch-ptx 1"
 
@@ -92,8 +93,14 @@ char *ct_cuda_cache_read(const char *key)
 {
     char path[1024];
     file_path(key, path, sizeof path);
-    FILE *file = path[0] ? fopen(path, "rb") : NULL;
-    if (!file) return NULL;
+    mode_t mode = 0;
+    int fd = path[0] ? ct_open_regular_fd(path, &mode) : -1; /* a FIFO there would block fopen */
+    FILE *file = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!file) {
+        if (fd >= 0) close(fd);
+        if (mode) ct_log_message(CT_LOG_INFO, "cuda: ignoring the kernel cache file %s: it is %s", path, ct_file_kind(mode));
+        return NULL;
+    }
     char *ptx = NULL;
     size_t length = 0;
     uint64_t hash = 0;

@@ -5,8 +5,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/cuda/cuda_libraries.h"
+#include "core/files.h"
 
 #ifndef CTORCH_CUDA_TOOLKIT_LIBDIR
 #define CTORCH_CUDA_TOOLKIT_LIBDIR "" /* the build saw no toolkit folder: the search path only */
@@ -21,6 +23,13 @@ static void *open_library(const char *what, const char *variable, const char *co
 {
     const char *chosen = variable ? getenv(variable) : NULL;
     if (chosen && chosen[0]) {
+        /* a FIFO would block dlopen (a name without a slash is searched for, not a path) */
+        const char *kind = strchr(chosen, '/') ? ct_path_not_regular(chosen) : NULL;
+        if (kind) {
+            snprintf(reason, reason_size, "%s not found (%s is %s, not a library file, from %s)", what, chosen,
+                     kind, variable);
+            return NULL;
+        }
         void *library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
         if (!library) snprintf(reason, reason_size, "%s not found (%s, from %s)", what, dlerror(), variable);
         return library;
