@@ -64,8 +64,11 @@ static int evaluate(const eval_options *o, ct_device device)
     ct_status loaded = ct_train_checkpoint_load(o->checkpoint, o->map_location, &checkpoint);
     if (loaded != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        /* A bad --map-location, or one that is needed: the command line's fault. */
-        return loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
+        /* A bad --map-location (a device that is not there, or whose backend is not: opencl:0=cuda:7
+         * without CUDA), or one that is needed: the command line's fault. */
+        bool usage = loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE || loaded == CT_ERR_NOT_COMPILED ||
+                     loaded == CT_ERR_UNAVAILABLE;
+        return usage ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
     }
     ct_train_data data;
     if (ct_train_data_load(o->data, checkpoint.split_seed, &data) != CT_OK) {
@@ -90,11 +93,13 @@ static int evaluate(const eval_options *o, ct_device device)
         char device_name[CT_DEVICE_STRING_MAX];
         ct_device_format(device, device_name, sizeof device_name);
         if (o->json) {
-            printf("{\"device\": ");
-            ct_json_write_string(stdout, device_name);
-            printf(", \"model\": \"%s\", \"checkpoint\": ", ct_train_model_name(checkpoint.kind));
-            ct_json_write_string(stdout, o->checkpoint);
-            printf(", \"test_samples\": %lld, \"test_accuracy\": %.6g}\n", (long long)tested, accuracy);
+            cJSON *line = ct_json_object();
+            ct_json_add_string(line, "device", device_name);
+            ct_json_add_string(line, "model", ct_train_model_name(checkpoint.kind));
+            ct_json_add_string(line, "checkpoint", o->checkpoint);
+            ct_json_add_number(line, "test_samples", (double)tested);
+            ct_json_add_number(line, "test_accuracy", accuracy);
+            ct_json_print_line(stdout, line);
         } else {
             ct_tool_print_using(stdout, device);
             printf("Test accuracy of the %s in %s: %.2f%% (%lld/%lld)\n", ct_train_model_name(checkpoint.kind),

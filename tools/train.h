@@ -70,6 +70,9 @@ typedef struct ct_train_config {
      * whole job's; every rank tests the plain model on the whole test set (no collective). Not
      * with DataParallel. */
     bool distributed;
+    /* Go on when an epoch's mean loss is not finite; otherwise ct_train_run stops there with
+     * CT_ERR_INVALID_ARGUMENT naming the epoch (`ctorch train --allow-nonfinite`). */
+    bool allow_nonfinite;
 } ct_train_config;
 
 /* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
