@@ -138,6 +138,7 @@ typedef struct ct_train_checkpoint {
     ct_train_model kind;
     int64_t features, classes;
     uint64_t split_seed;
+    bool inferred; /* no ctorch metadata: the model read from the tensors, the default split */
 } ct_train_checkpoint;
 
 /* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
@@ -146,6 +147,17 @@ typedef struct ct_train_checkpoint {
  * metadata or does not fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
  * a bad map_location or a saved device that is not here and not mapped. */
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out);
+/* The same, with the model to rebuild named by the caller (`ctorch eval --model`; NULL: the
+ * file's): a file with ctorch's metadata must hold that model; a file without it (a PyTorch
+ * user's state dict) is read as that model, or as the one its tensors' names and shapes are
+ * (tools/train_checkpoint_infer.c), tested on the split of ctorch train's default seed. */
+ct_status ct_train_checkpoint_load_model(const char *path, const char *map_location, const ct_train_model *model,
+                                         ct_train_checkpoint *out);
+/* The part of that for a state dict sd (its "module." prefixes stripped) without the metadata:
+ * fills out's kind, features, classes, split_seed and inferred; CT_ERR_IO naming path and the
+ * tensors each model needs when they are not there. */
+ct_status ct_train_checkpoint_infer(const ct_state_dict *sd, const char *path, const ct_train_model *model,
+                                    ct_train_checkpoint *out);
 void ct_train_checkpoint_free(ct_train_checkpoint *checkpoint); /* NULL-safe */
 
 #endif
