@@ -142,9 +142,10 @@ typedef struct ct_train_checkpoint {
 } ct_train_checkpoint;
 
 /* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
- * its metadata names and loads the weights strictly; names with a "module." prefix (DataParallel)
- * load too. Fails with CT_ERR_IO, naming the file, when it cannot be read, is malformed, lacks the
- * metadata or does not fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
+ * its metadata names (without metadata: the one its tensors make, see below) and loads the weights
+ * strictly; names with a "module." prefix (DataParallel) load too. Fails with CT_ERR_IO, naming
+ * the file, when it cannot be read, is malformed, holds no model it names or makes, or does not
+ * fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
  * a bad map_location or a saved device that is not here and not mapped. */
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out);
 /* The same, with the model to rebuild named by the caller (`ctorch eval --model`; NULL: the
