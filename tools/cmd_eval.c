@@ -84,7 +84,7 @@ static int evaluate(const eval_options *o, ct_device device)
         return usage ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
     }
     if (checkpoint.inferred && !o->json)
-        printf("%s has no ctorch metadata: read as the %s its tensors make (%lld features, %lld classes), "
+        printf("%s has no ctorch metadata: read as the %s (%lld features, %lld classes), "
                "tested on ctorch train's default split (seed %llu)\n", o->checkpoint,
                ct_train_model_name(checkpoint.kind), (long long)checkpoint.features, (long long)checkpoint.classes,
                (unsigned long long)checkpoint.split_seed);
