@@ -4,6 +4,7 @@
 
 #include "bench.h"
 #include "ctorch.h"
+#include "json_write.h"
 
 /* Does the pattern pattern[0..length) match name (see ct_bench_selected)? */
 static bool pattern_matches(const char *pattern, size_t length, const char *name)
@@ -36,25 +37,32 @@ bool ct_bench_selected(const char *filter, const char *name)
 
 typedef struct printer {
     bool json;
-    int missed;
+    int missed, results;
 } printer;
 
 static void print_result(const ct_bench_result *r, void *context)
 {
     printer *p = context;
+    p->results++;
     if (!r->met) p->missed++;
     /* A result without a baseline (0: none on this device) shows "-" in the table, null in JSON. */
     bool baseline = r->baseline > 0;
     if (p->json) {
-        char device[48] = "", base[32] = "null", ratio[32] = "null";
-        if (r->device[0]) snprintf(device, sizeof device, "\"device\": \"%s\", ", r->device);
+        cJSON *line = ct_json_object();
+        ct_json_add_string(line, "name", r->name);
+        if (r->device[0]) ct_json_add_string(line, "device", r->device);
+        ct_json_add_number(line, "value", r->value);
+        ct_json_add_string(line, "unit", r->unit);
         if (baseline) {
-            snprintf(base, sizeof base, "%.6g", r->baseline);
-            snprintf(ratio, sizeof ratio, "%.4f", r->ratio);
+            ct_json_add_number(line, "baseline", r->baseline);
+            ct_json_add_number(line, "ratio", r->ratio);
+        } else {
+            ct_json_add_string(line, "baseline", NULL);
+            ct_json_add_string(line, "ratio", NULL);
         }
-        printf("{\"name\": \"%s\", %s\"value\": %.6g, \"unit\": \"%s\", \"baseline\": %s, "
-               "\"ratio\": %s, \"target\": \"%s\", \"met\": %s}\n", r->name, device, r->value, r->unit,
-               base, ratio, r->target, r->met ? "true" : "false");
+        ct_json_add_string(line, "target", r->target);
+        ct_json_add_bool(line, "met", r->met);
+        ct_json_print_line(stdout, line);
     } else if (baseline) {
         printf("%-28s %-8s %12.3f %-9s %12.3f %8.3f  %-16s %s\n", r->name, r->device[0] ? r->device : "-",
                r->value, r->unit, r->baseline, r->ratio, r->target, r->met ? "met" : "MISSED");
@@ -65,10 +73,10 @@ static void print_result(const ct_bench_result *r, void *context)
     fflush(stdout);
 }
 
-static void ignore_result(const ct_bench_result *r, void *context)
+static void count_result(const ct_bench_result *r, void *context)
 {
     (void)r;
-    (void)context;
+    ((printer *)context)->results++;
 }
 
 static const char usage[] =
@@ -76,7 +84,7 @@ static const char usage[] =
 
 int ct_bench_main(int argc, char **argv)
 {
-    printer p = {false, 0};
+    printer p = {false, 0, 0};
     const char *filter = NULL;
     ct_bench_config config = *ct_bench_config_get();
     for (int i = 0; i < argc; i++) {
@@ -132,8 +140,8 @@ int ct_bench_main(int argc, char **argv)
         printf("%-28s %-8s %12s %-9s %12s %8s  %-16s %s\n", "benchmark", "device", "ctorch", "unit",
                "baseline", "ratio", "target", "");
     if (distributed) {
-        ct_bench_distributed(filter, prints ? print_result : ignore_result, &p);
-        ct_bench_ddp(filter, prints ? print_result : ignore_result, &p);
+        ct_bench_distributed(filter, prints ? print_result : count_result, &p);
+        ct_bench_ddp(filter, prints ? print_result : count_result, &p);
         ct_dist_finalize();
     } else {
         ct_bench_matmul(filter, print_result, &p);
@@ -148,5 +156,12 @@ int ct_bench_main(int argc, char **argv)
         ct_bench_ddp(filter, print_result, &p);
     }
     if (!p.json && prints && p.missed) printf("%d target%s missed\n", p.missed, p.missed == 1 ? "" : "s");
+    if (filter && p.results == 0) { /* a typo must not pass for a run */
+        if (prints)
+            fprintf(stderr, "ctorch bench: FILTER '%s' matched no benchmark that runs here (names are "
+                    "substrings, comma-separated; ^ anchors the start, $ the end; ctorch bench --quick "
+                    "lists every name)\n", filter);
+        return 2;
+    }
     return 0;
 }

@@ -11,14 +11,17 @@
 #define COMMAND "eval"
 
 typedef struct eval_options {
-    const char *checkpoint, *device, *map_location, *data;
+    const char *checkpoint, *device, *map_location, *data, *model;
     bool json;
 } eval_options;
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ctorch eval --checkpoint FILE [options]\n\n"
-                 "  --checkpoint FILE     a model saved by ctorch train --save\n"
+                 "  --checkpoint FILE     a model saved by ctorch train --save, or a PyTorch state dict\n"
+                 "                        in safetensors (README: a model trained in PyTorch)\n"
+                 "  --model mlp|cnn       the model a file without ctorch's metadata holds (default: read\n"
+                 "                        from its tensors' names and shapes)\n"
                  "  --device D            where to evaluate: cpu, opencl:N, cuda:N (default: the best device)\n"
                  "  --map-location MAP    where the saved tensors load: a device (cpu) or pairs such as\n"
                  "                        opencl:0=cpu,cuda:1=cpu (default: the devices they were saved from)\n"
@@ -42,15 +45,21 @@ static int parse(int argc, char **argv, eval_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--device", &v)) o->device = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--map-location", &v)) o->map_location = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--model", &v)) o->model = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --device, "
-                    "--map-location, --data, --json (ctorch eval --help)\n", argv[i]);
+            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --model, "
+                    "--device, --map-location, --data, --json (ctorch eval --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE;
     }
     if (!o->checkpoint) {
         fprintf(stderr, "ctorch " COMMAND ": --checkpoint FILE is required (a model saved by ctorch train --save)\n");
+        return CT_EXIT_USAGE;
+    }
+    ct_train_model model;
+    if (o->model && !ct_train_model_parse(o->model, &model)) {
+        fprintf(stderr, "ctorch " COMMAND ": --model '%s' is not a model; use mlp or cnn\n", o->model);
         return CT_EXIT_USAGE;
     }
     if (!ct_arg_readable_file(COMMAND, "--checkpoint", o->checkpoint)) return CT_EXIT_USAGE;
@@ -61,12 +70,24 @@ static int parse(int argc, char **argv, eval_options *o)
 static int evaluate(const eval_options *o, ct_device device)
 {
     ct_train_checkpoint checkpoint;
-    ct_status loaded = ct_train_checkpoint_load(o->checkpoint, o->map_location, &checkpoint);
+    ct_train_model model;
+    bool forced = o->model && ct_train_model_parse(o->model, &model);
+    ct_status loaded = ct_train_checkpoint_load_model(o->checkpoint, o->map_location, forced ? &model : NULL,
+                                                      &checkpoint);
     if (loaded != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
-        /* A bad --map-location, or one that is needed: the command line's fault. */
-        return loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
+        /* A bad --map-location (a device that is not there, or whose backend is not: opencl:0=cuda:7
+         * without CUDA), one that is needed, or a --model the file does not hold: the command
+         * line's fault. */
+        bool usage = loaded == CT_ERR_INVALID_ARGUMENT || loaded == CT_ERR_DEVICE || loaded == CT_ERR_NOT_COMPILED ||
+                     loaded == CT_ERR_UNAVAILABLE;
+        return usage ? CT_EXIT_USAGE : CT_EXIT_FAILURE;
     }
+    if (checkpoint.inferred && !o->json)
+        printf("%s has no ctorch metadata: read as the %s (%lld features, %lld classes), "
+               "tested on ctorch train's default split (seed %llu)\n", o->checkpoint,
+               ct_train_model_name(checkpoint.kind), (long long)checkpoint.features, (long long)checkpoint.classes,
+               (unsigned long long)checkpoint.split_seed);
     ct_train_data data;
     if (ct_train_data_load(o->data, checkpoint.split_seed, &data) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
@@ -90,11 +111,13 @@ static int evaluate(const eval_options *o, ct_device device)
         char device_name[CT_DEVICE_STRING_MAX];
         ct_device_format(device, device_name, sizeof device_name);
         if (o->json) {
-            printf("{\"device\": ");
-            ct_json_write_string(stdout, device_name);
-            printf(", \"model\": \"%s\", \"checkpoint\": ", ct_train_model_name(checkpoint.kind));
-            ct_json_write_string(stdout, o->checkpoint);
-            printf(", \"test_samples\": %lld, \"test_accuracy\": %.6g}\n", (long long)tested, accuracy);
+            cJSON *line = ct_json_object();
+            ct_json_add_string(line, "device", device_name);
+            ct_json_add_string(line, "model", ct_train_model_name(checkpoint.kind));
+            ct_json_add_string(line, "checkpoint", o->checkpoint);
+            ct_json_add_number(line, "test_samples", (double)tested);
+            ct_json_add_number(line, "test_accuracy", accuracy);
+            ct_json_print_line(stdout, line);
         } else {
             ct_tool_print_using(stdout, device);
             printf("Test accuracy of the %s in %s: %.2f%% (%lld/%lld)\n", ct_train_model_name(checkpoint.kind),

@@ -29,40 +29,47 @@ static int collect_devices(device_row *rows, int capacity)
 
 static void print_json(const device_row *rows, int count)
 {
-    printf("{\"version\": \"%s\", \"backends\": [", CT_VERSION_STRING);
+    cJSON *root = ct_json_object();
+    ct_json_add_string(root, "version", CT_VERSION_STRING);
+    cJSON *backends = cJSON_AddArrayToObject(root, "backends");
     for (int type = 0; type < CT_DEVICE_TYPE_COUNT; type++) {
         ct_device_type t = (ct_device_type)type;
-        printf("%s{\"type\": \"%s\", \"compiled\": %s, \"available\": %s, \"device_count\": %d, "
-               "\"reason\": ", type ? ", " : "", ct_device_type_name(t),
-               ct_backend_is_compiled(t) ? "true" : "false", ct_is_available(t) ? "true" : "false",
-               ct_device_count(t));
-        ct_json_write_string(stdout, ct_backend_unavailable_reason(t));
-        printf("}");
+        cJSON *backend = ct_json_object();
+        ct_json_add_string(backend, "type", ct_device_type_name(t));
+        ct_json_add_bool(backend, "compiled", ct_backend_is_compiled(t));
+        ct_json_add_bool(backend, "available", ct_is_available(t));
+        ct_json_add_number(backend, "device_count", ct_device_count(t));
+        ct_json_add_string(backend, "reason", ct_backend_unavailable_reason(t));
+        cJSON_AddItemToArray(backends, backend);
     }
-    printf("], \"devices\": [");
+    cJSON *devices = cJSON_AddArrayToObject(root, "devices");
     for (int i = 0; i < count; i++) {
-        char name[CT_DEVICE_STRING_MAX];
-        printf("%s{\"device\": \"%s\", \"name\": ", i ? ", " : "",
-               ct_device_format(rows[i].device, name, sizeof name));
-        ct_json_write_string(stdout, rows[i].props.name);
-        printf(", \"vendor\": ");
-        ct_json_write_string(stdout, rows[i].props.vendor);
-        printf(", \"compute_capability\": ");
-        if (rows[i].props.compute_capability_major > 0)
-            printf("\"%d.%d\"", rows[i].props.compute_capability_major, rows[i].props.compute_capability_minor);
-        else
-            printf("null");
-        printf(", \"total_memory\": %zu, \"free_memory\": %zu, \"free_memory_is_estimate\": %s, "
-               "\"max_allocation\": %zu, \"compute_units\": %d, \"is_gpu\": %s}",
-               rows[i].total_memory, rows[i].free_memory,
-               rows[i].props.free_memory_is_estimate ? "true" : "false",
-               rows[i].props.max_allocation, rows[i].props.compute_units,
-               rows[i].props.is_gpu ? "true" : "false");
+        const device_row *row = &rows[i];
+        char name[CT_DEVICE_STRING_MAX], capability[32];
+        cJSON *device = ct_json_object();
+        ct_json_add_string(device, "device", ct_device_format(row->device, name, sizeof name));
+        ct_json_add_string(device, "name", row->props.name);
+        ct_json_add_string(device, "vendor", row->props.vendor);
+        snprintf(capability, sizeof capability, "%d.%d", row->props.compute_capability_major,
+                 row->props.compute_capability_minor);
+        ct_json_add_string(device, "compute_capability", row->props.compute_capability_major > 0 ? capability : NULL);
+        ct_json_add_number(device, "total_memory", (double)row->total_memory);
+        ct_json_add_number(device, "free_memory", (double)row->free_memory);
+        ct_json_add_bool(device, "free_memory_is_estimate", row->props.free_memory_is_estimate);
+        ct_json_add_number(device, "max_allocation", (double)row->props.max_allocation);
+        ct_json_add_number(device, "compute_units", row->props.compute_units);
+        ct_json_add_bool(device, "is_gpu", row->props.is_gpu);
+        cJSON_AddItemToArray(devices, device);
     }
     ct_device best = CT_DEVICE_CPU;
     char best_name[CT_DEVICE_STRING_MAX];
     ct_best_device(&best);
-    printf("], \"best_device\": \"%s\"}\n", ct_device_format(best, best_name, sizeof best_name));
+    ct_json_add_string(root, "best_device", ct_device_format(best, best_name, sizeof best_name));
+    /* The shipped data set train and eval read by default (null, and why, where there is none). */
+    const char *data = ct_default_dataset_path();
+    ct_json_add_string(root, "data_path", data);
+    if (!data) ct_json_add_string(root, "data_error", ct_last_error_message());
+    ct_json_print_line(stdout, root);
 }
 
 static void print_table(const device_row *rows, int count)
@@ -98,6 +105,8 @@ static void print_table(const device_row *rows, int count)
         printf("\nbest device: error: %s\n", ct_last_error_message());
     else
         printf("\nbest device: %s\n", ct_device_format(best, best_name, sizeof best_name));
+    const char *data = ct_default_dataset_path();
+    printf("data set:    %s\n", data ? data : ct_last_error_message());
 }
 
 int ct_cmd_info(int argc, char **argv)
@@ -106,6 +115,12 @@ int ct_cmd_info(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: ctorch info [--json]\n\n"
+                   "  the backends (compiled in, available, or why not), every device with its memory,\n"
+                   "  the best device (CTORCH_DEVICE overrides it) and the data set train reads\n\n"
+                   "  --json    one JSON object\n");
+            return 0;
         } else {
             fprintf(stderr, "ctorch info: unknown option '%s'; usage: ctorch info [--json]\n", argv[i]);
             return 2;

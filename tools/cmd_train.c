@@ -22,7 +22,7 @@
 typedef struct train_options {
     ct_train_config config;
     const char *device, *data_parallel, *data, *save;
-    bool json, help;
+    bool json, help, allow_nonfinite;
 } train_options;
 
 static void usage(FILE *out)
@@ -42,7 +42,10 @@ static void usage(FILE *out)
             "                            for every visible OpenCL device\n"
             "  --data FILE               a CSV file, label last (default: the shipped digits)\n"
             "  --save FILE               write the trained model (safetensors) for `ctorch eval`\n"
-            "  --json                    JSON lines: one per epoch, then the summary\n\n"
+            "  --json                    JSON lines: one per epoch, then the summary (a number that\n"
+            "                            is not finite is null, with \"<name>_nonfinite\": \"nan\")\n"
+            "  --allow-nonfinite         go on when the loss is not finite (default: stop with exit 1,\n"
+            "                            naming the epoch, and save nothing)\n\n"
             "Under mpirun -np N (or srun), every process trains a replica with DistributedDataParallel\n"
             "on its share of each epoch: --batch-size is per process, each process takes its local\n"
             "rank's device (CTORCH_DIST_DEVICE=cpu or a list chooses; --device puts all on one), and\n"
@@ -69,6 +72,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
             o->json = true;
             continue;
         }
+        if (strcmp(argv[i], "--allow-nonfinite") == 0) {
+            o->allow_nonfinite = true;
+            continue;
+        }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (job->rank == 0) usage(stdout);
             o->help = true;
@@ -87,7 +94,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
                     "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --save, "
-                    "--json (ctorch train --help)\n", argv[i]);
+                    "--json, --allow-nonfinite (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -98,6 +105,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         return CT_EXIT_USAGE;
     }
     o->config = ct_train_config_default(kind);
+    o->config.allow_nonfinite = o->allow_nonfinite;
     long long n;
     if (g.epochs) {
         if (!ct_arg_int(COMMAND, "--epochs", g.epochs, 1, 100000, &n)) return CT_EXIT_USAGE;
@@ -177,8 +185,15 @@ static void print_epoch(void *context, const ct_train_epoch *e)
 {
     const progress *p = context;
     if (p->json) {
-        printf("{\"epoch\": %d, \"epochs\": %d, \"loss\": %.6g, \"accuracy\": %.6g, \"samples_per_second\": %.6g, "
-               "\"seconds\": %.6g}\n", e->epoch, e->epochs, e->loss, e->accuracy, e->samples_per_second, e->seconds);
+        cJSON *line = ct_json_object();
+        ct_json_add_number(line, "epoch", e->epoch);
+        ct_json_add_number(line, "epochs", e->epochs);
+        ct_json_add_number(line, "loss", e->loss);
+        ct_json_add_number(line, "accuracy", e->accuracy);
+        ct_json_add_number(line, "samples_per_second", e->samples_per_second);
+        ct_json_add_number(line, "seconds", e->seconds);
+        ct_json_print_line(stdout, line);
+        fflush(stdout);
         return;
     }
     if (p->bar) printf("\r\033[K"); /* clear the bar's line */
@@ -219,23 +234,23 @@ static void print_header(const train_options *o, const ct_tool_job *job, const c
 static void print_json_summary(const train_options *o, const ct_tool_job *job, const ct_train_result *result,
                                double seconds)
 {
-    char device_name[CT_DEVICE_STRING_MAX];
-    printf("{\"device\": ");
-    ct_json_write_string(stdout, ct_device_format(o->config.device, device_name, sizeof device_name));
-    int dp_count = o->config.data_parallel_count;
-    if (dp_count > 0) {
-        printf(", \"data_parallel\": [");
-        for (int i = 0; i < dp_count; i++) {
-            char name[CT_DEVICE_STRING_MAX];
-            if (i > 0) printf(", ");
-            ct_json_write_string(stdout, ct_device_format(o->config.data_parallel[i], name, sizeof name));
-        }
-        printf("]");
+    char name[CT_DEVICE_STRING_MAX];
+    cJSON *line = ct_json_object();
+    ct_json_add_string(line, "device", ct_device_format(o->config.device, name, sizeof name));
+    if (o->config.data_parallel_count > 0) {
+        cJSON *devices = cJSON_AddArrayToObject(line, "data_parallel");
+        for (int i = 0; i < o->config.data_parallel_count; i++)
+            cJSON_AddItemToArray(devices, cJSON_CreateString(ct_device_format(o->config.data_parallel[i], name,
+                                                                              sizeof name)));
     }
-    printf(", \"model\": \"%s\", \"epochs\": %d, \"final_loss\": %.6g, \"test_accuracy\": %.6g, "
-           "\"seconds\": %.4g, \"samples_per_second\": %.6g, \"world_size\": %d}\n",
-           ct_train_model_name(o->config.model), o->config.epochs, result->final_loss, result->test_accuracy,
-           seconds, result->samples_per_second, job->world_size);
+    ct_json_add_string(line, "model", ct_train_model_name(o->config.model));
+    ct_json_add_number(line, "epochs", o->config.epochs);
+    ct_json_add_number(line, "final_loss", result->final_loss);
+    ct_json_add_number(line, "test_accuracy", result->test_accuracy);
+    ct_json_add_number(line, "seconds", seconds);
+    ct_json_add_number(line, "samples_per_second", result->samples_per_second);
+    ct_json_add_number(line, "world_size", job->world_size);
+    ct_json_print_line(stdout, line);
 }
 
 /* Trains as the options say; in a job of several processes, as one rank of it. A failure ends the

@@ -13,7 +13,7 @@ static void usage(FILE *out)
                  "  eval --checkpoint FILE   test a model saved by train --save (eval --help)\n"
                  "  info [--json]            backends, devices, memory, the best device\n"
                  "  bench [--json] [FILTER]  benchmarks against the libraries underneath (bench --help)\n"
-                 "  version                  the library version\n");
+                 "  version, --version       the library version\n");
 }
 
 int main(int argc, char **argv)
@@ -29,7 +29,11 @@ int main(int argc, char **argv)
         return command[0] == 't' ? ct_cmd_train(argc - 2, argv + 2) : ct_cmd_eval(argc - 2, argv + 2);
     }
     if (strcmp(command, "bench") == 0) return ct_cmd_bench(argc - 2, argv + 2);
-    if (strcmp(command, "version") == 0) {
+    if (strcmp(command, "version") == 0 || strcmp(command, "--version") == 0) {
+        if (argc > 2) {
+            fprintf(stderr, "ctorch %s: takes no arguments, not '%s'\n", command, argv[2]);
+            return 2;
+        }
         printf("ctorch %s\n", CT_VERSION_STRING);
         return 0;
     }

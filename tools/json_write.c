@@ -1,22 +1,45 @@
-/* Writing JSON strings: the only JSON the command prints by hand (numbers go through printf). */
-#include "tool.h"
+/* Writing the command's JSON through cJSON (the one place that does), with the rule for numbers
+ * JSON cannot hold. */
+#include <math.h>
+#include <stdlib.h>
 
-void ct_json_write_string(FILE *out, const char *s)
+#include "json_write.h"
+
+cJSON *ct_json_object(void) { return cJSON_CreateObject(); }
+
+void ct_json_add_number(cJSON *object, const char *name, double value)
 {
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\r': fputs("\\r", out); break;
-        default:
-            if (*c < 0x20)
-                fprintf(out, "\\u%04x", *c);
-            else
-                fputc(*c, out);
-        }
+    if (!object) return;
+    if (isfinite(value)) {
+        cJSON_AddNumberToObject(object, name, value);
+        return;
     }
-    fputc('"', out);
+    cJSON_AddNullToObject(object, name);
+    char flag[128];
+    snprintf(flag, sizeof flag, "%s_nonfinite", name);
+    cJSON_AddStringToObject(object, flag, isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
+}
+
+void ct_json_add_string(cJSON *object, const char *name, const char *value)
+{
+    if (!object) return;
+    if (value)
+        cJSON_AddStringToObject(object, name, value);
+    else
+        cJSON_AddNullToObject(object, name);
+}
+
+void ct_json_add_bool(cJSON *object, const char *name, bool value)
+{
+    if (object) cJSON_AddBoolToObject(object, name, value);
+}
+
+bool ct_json_print_line(FILE *out, cJSON *object)
+{
+    char *text = object ? cJSON_PrintUnformatted(object) : NULL;
+    cJSON_Delete(object);
+    if (!text) return false;
+    fprintf(out, "%s\n", text);
+    cJSON_free(text);
+    return true;
 }

@@ -13,8 +13,7 @@ int ct_cmd_bench(int argc, char **argv);
 int ct_cmd_train(int argc, char **argv);
 int ct_cmd_eval(int argc, char **argv);
 
-/* Writes s as a JSON string literal (quotes and escapes included). */
-void ct_json_write_string(FILE *out, const char *s);
+#include "json_write.h" /* --json's lines */
 
 /* ---- options (tools/tool_args.c) ----
  * Exit statuses: 2 for a bad command line (and inputs that are missing), 1 for a failure while

@@ -80,6 +80,9 @@ typedef struct ct_train_config {
      * whole job's; every rank tests the plain model on the whole test set (no collective). Not
      * with DataParallel. */
     bool distributed;
+    /* Go on when an epoch's mean loss is not finite; otherwise ct_train_run stops there with
+     * CT_ERR_INVALID_ARGUMENT naming the epoch (`ctorch train --allow-nonfinite`). */
+    bool allow_nonfinite;
 } ct_train_config;
 
 /* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
@@ -145,14 +148,27 @@ typedef struct ct_train_checkpoint {
     ct_train_model kind;
     int64_t features, classes;
     uint64_t split_seed;
+    bool inferred; /* no ctorch metadata: the model read from the tensors, the default split */
 } ct_train_checkpoint;
 
 /* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
- * its metadata names and loads the weights strictly; names with a "module." prefix (DataParallel)
- * load too. Fails with CT_ERR_IO, naming the file, when it cannot be read, is malformed, lacks the
- * metadata or does not fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
+ * its metadata names (without metadata: the one its tensors make, see below) and loads the weights
+ * strictly; names with a "module." prefix (DataParallel) load too. Fails with CT_ERR_IO, naming
+ * the file, when it cannot be read, is malformed, holds no model it names or makes, or does not
+ * fit the model; with ct_load's CT_ERR_INVALID_ARGUMENT or CT_ERR_DEVICE for
  * a bad map_location or a saved device that is not here and not mapped. */
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out);
+/* The same, with the model to rebuild named by the caller (`ctorch eval --model`; NULL: the
+ * file's): a file with ctorch's metadata must hold that model; a file without it (a PyTorch
+ * user's state dict) is read as that model, or as the one its tensors' names and shapes are
+ * (tools/train_checkpoint_infer.c), tested on the split of ctorch train's default seed. */
+ct_status ct_train_checkpoint_load_model(const char *path, const char *map_location, const ct_train_model *model,
+                                         ct_train_checkpoint *out);
+/* The part of that for a state dict sd (its "module." prefixes stripped) without the metadata:
+ * fills out's kind, features, classes, split_seed and inferred; CT_ERR_IO naming path and the
+ * tensors each model needs when they are not there. */
+ct_status ct_train_checkpoint_infer(const ct_state_dict *sd, const char *path, const ct_train_model *model,
+                                    ct_train_checkpoint *out);
 void ct_train_checkpoint_free(ct_train_checkpoint *checkpoint); /* NULL-safe */
 
 #endif

@@ -51,15 +51,19 @@ static bool metadata_number(const ct_state_dict *sd, const char *key, uint64_t m
     return true;
 }
 
-static ct_status read_metadata(const ct_state_dict *sd, const char *path, ct_train_checkpoint *out)
+/* forced: the model the caller names (NULL: the file's). */
+static ct_status read_metadata(const ct_state_dict *sd, const char *path, const ct_train_model *forced,
+                               ct_train_checkpoint *out)
 {
     const char *model = ct_state_dict_metadata(sd, KEY_MODEL);
-    if (!model)
-        return ct_train_fail(CT_ERR_IO, "%s has no '" KEY_MODEL "' in its __metadata__: it "
-                             "was not saved by `ctorch train --save`, so the model to rebuild is unknown", path);
+    /* Not saved by `ctorch train --save` (a PyTorch user's file): the tensors say. */
+    if (!model) return ct_train_checkpoint_infer(sd, path, forced, out);
     if (!ct_train_model_parse(model, &out->kind))
         return ct_train_fail(CT_ERR_IO, "%s: the model '%s' in its __metadata__ is not one "
                              "of mlp, cnn", path, model);
+    if (forced && *forced != out->kind)
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s holds the %s model (its __metadata__ says so), not the %s",
+                             path, model, ct_train_model_name(*forced));
     uint64_t features, classes;
     if (!metadata_number(sd, KEY_FEATURES, MAX_FEATURES, &features) ||
         !metadata_number(sd, KEY_CLASSES, MAX_CLASSES, &classes) ||
@@ -124,15 +128,22 @@ static ct_status check_shapes(const ct_state_dict *sd, const char *path, const c
 
 ct_status ct_train_checkpoint_load(const char *path, const char *map_location, ct_train_checkpoint *out)
 {
+    return ct_train_checkpoint_load_model(path, map_location, NULL, out);
+}
+
+ct_status ct_train_checkpoint_load_model(const char *path, const char *map_location, const ct_train_model *model,
+                                         ct_train_checkpoint *out)
+{
     *out = (ct_train_checkpoint){0};
     ct_state_dict *sd = ct_load(path, map_location);
     if (!sd) return ct_train_fail_library("loading the checkpoint");
-    ct_status status = read_metadata(sd, path, out);
     /* From here on every failure is the file's: CT_ERR_IO, as ct_load reports bad files. */
-    if (status == CT_OK && ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
+    ct_status status = CT_OK;
+    if (ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
         ct_train_fail_library(path);
         status = CT_ERR_IO;
     }
+    if (status == CT_OK) status = read_metadata(sd, path, model, out);
     if (status == CT_OK) status = check_shapes(sd, path, out);
     if (status == CT_OK) {
         out->model = ct_train_model_create(out->kind, out->features, out->classes);

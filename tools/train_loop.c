@@ -4,6 +4,7 @@
  * DataParallel the same loop runs on the wrapper: the batches go to its first device, and it
  * splits them. With DistributedDataParallel it runs on the wrapper too, on this rank's share of
  * the epoch, and the epoch's sums are added up over the ranks (tools/train_distributed.c). */
+#include <math.h>
 #include <time.h>
 
 #include "train.h"
@@ -184,6 +185,12 @@ static ct_status train_epochs(ct_module *net, const ct_train_data *data, const c
         result->train_seconds += stats.seconds;
         result->final_loss = stats.loss;
         if (observer && observer->on_epoch) observer->on_epoch(observer->context, &stats);
+        /* A diverged model's weights are not finite either: stop rather than train (and save) it. */
+        if (!isfinite(stats.loss) && !config->allow_nonfinite)
+            status = ct_train_fail(CT_ERR_INVALID_ARGUMENT, "epoch %d of %d: the mean training loss is %g: "
+                                   "training diverged (try a smaller --lr; inputs are scaled by 1/16, as "
+                                   "digits' 0..16); stopped, nothing saved (--allow-nonfinite goes on)",
+                                   epoch, config->epochs, stats.loss);
     }
     ct_data_loader_destroy(loader);
     ct_optimizer_free(optimizer);

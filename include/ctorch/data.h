@@ -22,9 +22,9 @@ typedef struct ct_dataset ct_dataset;
 
 /* ---- the shipped data set ----
  * The path of digits.csv.gz (UCI Optical Recognition of Handwritten Digits, 1797 8x8 images
- * with values 0..16, labels 0..9): $CTORCH_DATA (the file, or a folder holding it), else the
- * source tree's data/ folder this library was built from, else <prefix>/share/ctorch next to
- * the installed library. NULL (and CT_ERR_IO naming the places looked at) when none has it.
+ * with values 0..16, labels 0..9): $CTORCH_DATA (the file, or a folder holding it), else
+ * <prefix>/share/ctorch next to the installed library (wherever the tree was moved), else the
+ * source tree's data/ folder this library was built from. NULL (and CT_ERR_IO naming the places looked at) when none has it.
  * The string is valid until the next call in this thread. */
 const char *ct_default_dataset_path(void);
 

@@ -1,6 +1,7 @@
-/* Finding the shipped digits data set: $CTORCH_DATA, the source tree this library was built
- * from, then the install location (relative to the installed library first, so that an
- * installed tree that was moved still finds its data).
+/* Finding the shipped digits data set: $CTORCH_DATA, then the install location relative to the
+ * library (so that an installed tree, moved or not, uses its own data and never the source tree
+ * it was built from), the source tree (a library in its build folder), and the absolute install
+ * location.
  *
  * The build passes CTORCH_SOURCE_DATA_DIR, CTORCH_INSTALL_DATA_DIR (absolute) and
  * CTORCH_LIBDIR_TO_DATA_DIR / CTORCH_BINDIR_TO_DATA_DIR (relative: the library may be linked
@@ -57,23 +58,24 @@ static bool try_next_to_library(const char *relative)
     if (!dladdr((void *)ct_default_dataset_path, &info) || !info.dli_fname) return false;
     char object[PATH_MAX];
     if (!realpath(info.dli_fname, object)) return false;
-    char folder[PATH_MAX + 64];
+    char folder[PATH_MAX + 64], resolved[PATH_MAX];
     int n = snprintf(folder, sizeof folder, "%s/%s/ctorch", dirname(object), relative);
-    return n > 0 && (size_t)n < sizeof folder && try_folder(folder);
+    /* The path without "lib/../": it is shown (ctorch info). */
+    return n > 0 && (size_t)n < sizeof folder && realpath(folder, resolved) && try_folder(resolved);
 }
 
 const char *ct_default_dataset_path(void)
 {
     const char *variable = getenv("CTORCH_DATA");
     if (variable && *variable) return from_environment(variable);
-#ifdef CTORCH_SOURCE_DATA_DIR
-    if (try_folder(CTORCH_SOURCE_DATA_DIR)) return found;
-#endif
 #ifdef CTORCH_LIBDIR_TO_DATA_DIR
     if (try_next_to_library(CTORCH_LIBDIR_TO_DATA_DIR)) return found;
 #endif
 #ifdef CTORCH_BINDIR_TO_DATA_DIR
     if (try_next_to_library(CTORCH_BINDIR_TO_DATA_DIR)) return found;
+#endif
+#ifdef CTORCH_SOURCE_DATA_DIR
+    if (try_folder(CTORCH_SOURCE_DATA_DIR)) return found;
 #endif
 #ifdef CTORCH_INSTALL_DATA_DIR
     if (try_folder(CTORCH_INSTALL_DATA_DIR)) return found;

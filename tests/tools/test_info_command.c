@@ -54,6 +54,9 @@ static void info_json_lists_backends_and_devices(void **state)
     assert_true(free_memory <= cJSON_GetNumberValue(cJSON_GetObjectItem(first, "total_memory")));
     assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(first, "compute_units")) >= 1);
     assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(root, "best_device")));
+    /* The data set train and eval read by default: here, the source tree's. */
+    const char *data = cJSON_GetStringValue(cJSON_GetObjectItem(root, "data_path"));
+    if (!data || !strstr(data, "digits.csv.gz")) fail_msg("no data_path: %s", out);
     cJSON_Delete(root);
     free(out);
 }
@@ -80,8 +83,12 @@ static void the_variable_chooses_the_best_device(void **state)
     int status;
     char *out = run_tool("info --json", &status);
     /* PoCL's devices are CPUs: the best device is the CPU, or a CUDA GPU where there is one. */
-    const char *best = ct_device_count(CT_CUDA) > 0 ? "\"best_device\": \"cuda:0\"" : "\"best_device\": \"cpu\"";
-    if (!strstr(out, best)) fail_msg("the output lacks '%s': %s", best, out);
+    const char *best = ct_device_count(CT_CUDA) > 0 ? "cuda:0" : "cpu";
+    cJSON *root = cJSON_Parse(out);
+    if (!root) fail_msg("not JSON: %s", out);
+    const char *printed = cJSON_GetStringValue(cJSON_GetObjectItem(root, "best_device"));
+    if (!printed || strcmp(printed, best) != 0) fail_msg("the best device is not %s: %s", best, out);
+    cJSON_Delete(root);
     free(out);
     setenv("CTORCH_DEVICE", "gpu:0", 1);
     out = run_tool("info", &status);
