@@ -8,6 +8,12 @@
 #include "ctorch/ops.h"
 #include "tensor/tensor_internal.h"
 
+/* A status-returning function's NULL argument: reported as such even after an earlier failure. */
+static ct_status null_argument(const char *function, const char *argument)
+{
+    return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", function, argument);
+}
+
 /* sum(|g|^p) over g (max |g| when p is infinite), into *out. g is not empty. */
 static ct_status power_sum(const ct_tensor *g, double p, double *out)
 {
@@ -37,7 +43,7 @@ static ct_status check_arguments(const char *function, ct_tensor *const *params,
     if (count < 0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must not be negative", function,
                         (long long)count);
-    if (count > 0 && !params) return ct_null_argument(function, "params"), ct_last_error();
+    if (count > 0 && !params) return null_argument(function, "params");
     for (int64_t i = 0; i < count; i++)
         if (!params[i])
             return ct_error(CT_ERR_NULL_ARGUMENT, "%s: params[%lld] is NULL", function, (long long)i);

@@ -6,6 +6,12 @@
 
 #include "optim/optimizer_internal.h"
 
+/* A status-returning function's NULL argument: reported as such even after an earlier failure. */
+static ct_status null_argument(const char *function, const char *argument)
+{
+    return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", function, argument);
+}
+
 typedef enum schedule_kind { STEP_LR, COSINE_ANNEALING, LINEAR, ONE_CYCLE } schedule_kind;
 
 static const char *const kind_names[] = {"StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR"};
@@ -89,9 +95,9 @@ static ct_status create(const char *function, ct_optimizer *optimizer, ct_lr_sch
 /* The checks every constructor makes first: out and optimizer given. */
 static ct_status check_common(const char *function, const ct_optimizer *optimizer, ct_lr_scheduler **out)
 {
-    if (!out) return ct_null_argument(function, "out"), ct_last_error();
+    if (!out) return null_argument(function, "out");
     *out = NULL;
-    if (!optimizer) return ct_null_argument(function, "optimizer"), ct_last_error();
+    if (!optimizer) return null_argument(function, "optimizer");
     return CT_OK;
 }
 
@@ -193,7 +199,7 @@ static ct_status check_count(const char *function, const ct_lr_scheduler *s, int
 ct_status ct_lr_scheduler_step(ct_lr_scheduler *s)
 {
     const char *function = "ct_lr_scheduler_step";
-    if (!s) return ct_null_argument(function, "scheduler"), ct_last_error();
+    if (!s) return null_argument(function, "scheduler");
     ct_status status = check_count(function, s, s->last_epoch + 1);
     return status != CT_OK ? status : apply(s, s->last_epoch + 1);
 }
@@ -201,7 +207,7 @@ ct_status ct_lr_scheduler_step(ct_lr_scheduler *s)
 ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *s, int64_t last_epoch)
 {
     const char *function = "ct_lr_scheduler_set_last_epoch";
-    if (!s) return ct_null_argument(function, "scheduler"), ct_last_error();
+    if (!s) return null_argument(function, "scheduler");
     ct_status status = check_count(function, s, last_epoch);
     return status != CT_OK ? status : apply(s, last_epoch);
 }
