@@ -278,11 +278,17 @@ static void print_header(const train_options *o, const ct_tool_job *job, const c
     if (job->distributed)
         snprintf(split, sizeof split, " per process (%lld in all)",
                  (long long)o->config.batch_size * job->world_size);
-    printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g, "
+    char val[64] = "", extras[160] = "", schedule[96];
+    if (data->val) snprintf(val, sizeof val, " (%lld held out for validation)", (long long)ct_dataset_size(data->val));
+    ct_train_schedule_format(&o->config.schedule, schedule, sizeof schedule);
+    int used = o->config.schedule.kind ? snprintf(extras, sizeof extras, ", schedule %s", schedule) : 0;
+    if (o->config.clip_grad > 0)
+        snprintf(extras + used, sizeof extras - (size_t)used, ", gradients clipped to norm %g", o->config.clip_grad);
+    printf("Training %s (%lld parameters) on %lld samples%s, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g%s, "
            "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
-           (long long)ct_dataset_size(data->train), (long long)ct_dataset_size(data->test), o->config.epochs,
+           (long long)ct_dataset_size(data->train), val, (long long)ct_dataset_size(data->test), o->config.epochs,
            o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
-           ct_train_optimizer_name(o->config.optimizer), o->config.lr, (unsigned long long)o->config.seed);
+           ct_train_optimizer_name(o->config.optimizer), o->config.lr, extras, (unsigned long long)o->config.seed);
     fflush(stdout);
 }
 

@@ -69,7 +69,10 @@ typedef struct ct_train_schedule {
 } ct_train_schedule;
 /* Parses text; false with the reason in ct_train_error_message(). */
 bool ct_train_schedule_parse(const char *text, ct_train_schedule *out);
-/* The schedule in the syntax above, every number given ("none" for none): what a checkpoint keeps. */
+/* value in the fewest digits (6 to 17) that read back as the same double. */
+void ct_train_format_number(double value, char *out, size_t size);
+/* The schedule in the syntax above, every number given in the fewest digits that read back the
+ * same ("none" for none): what a checkpoint keeps. */
 void ct_train_schedule_format(const ct_train_schedule *schedule, char *out, size_t size);
 struct ct_train_config;
 /* The library's scheduler of config->schedule over optimizer (*out NULL for none): cosine's t_max

@@ -91,12 +91,12 @@ ct_status ct_train_checkpoint_load(const char *path, const char *map_location, c
     if (!sd) return ct_train_fail_library("loading the checkpoint");
     ct_status status = read_metadata(sd, path, out);
     /* From here on every failure is the file's: CT_ERR_IO, as ct_load reports bad files. */
-    /* A resumable checkpoint's optimizer and generator state is not the model's. */
-    if (status == CT_OK && ct_train_checkpoint_drop_resume_state(sd) != CT_OK) {
+    if (status == CT_OK && ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
         ct_train_fail_library(path);
         status = CT_ERR_IO;
     }
-    if (status == CT_OK && ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
+    /* A resumable checkpoint's optimizer and generator state is not the model's. */
+    if (status == CT_OK && ct_train_checkpoint_drop_resume_state(sd) != CT_OK) {
         ct_train_fail_library(path);
         status = CT_ERR_IO;
     }

@@ -30,7 +30,7 @@ static void run_options(const ct_train_config *config, run_option out[RUN_OPTION
     out[n] = (run_option){"ctorch.train.optimizer", "--optimizer", ""};
     snprintf(out[n++].value, sizeof out->value, "%s", ct_train_optimizer_name(config->optimizer));
     out[n] = (run_option){"ctorch.train.lr", "--lr", ""};
-    snprintf(out[n++].value, sizeof out->value, "%.17g", config->lr);
+    ct_train_format_number(config->lr, out[n++].value, sizeof out->value);
     out[n] = (run_option){"ctorch.train.batch_size", "--batch-size", ""};
     snprintf(out[n++].value, sizeof out->value, "%lld", (long long)config->batch_size);
     out[n] = (run_option){"ctorch.train.split_seed", "--seed", ""};
@@ -38,9 +38,9 @@ static void run_options(const ct_train_config *config, run_option out[RUN_OPTION
     out[n] = (run_option){"ctorch.train.lr_schedule", "--lr-schedule", ""};
     ct_train_schedule_format(&config->schedule, out[n++].value, sizeof out->value);
     out[n] = (run_option){"ctorch.train.clip_grad", "--clip-grad", ""};
-    snprintf(out[n++].value, sizeof out->value, "%.17g", config->clip_grad);
+    ct_train_format_number(config->clip_grad, out[n++].value, sizeof out->value);
     out[n] = (run_option){"ctorch.train.val_fraction", "--val-fraction", ""};
-    snprintf(out[n++].value, sizeof out->value, "%.17g", config->val_fraction);
+    ct_train_format_number(config->val_fraction, out[n++].value, sizeof out->value);
 }
 
 static ct_status set_number(ct_state_dict *sd, const char *key, long long value)

@@ -97,13 +97,23 @@ bool ct_train_schedule_parse(const char *text, ct_train_schedule *out)
     return true;
 }
 
+void ct_train_format_number(double value, char *out, size_t size)
+{
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(out, size, "%.*g", digits, value);
+        if (strtod(out, NULL) == value) return;
+    }
+}
+
 void ct_train_schedule_format(const ct_train_schedule *s, char *out, size_t size)
 {
+    char value[32];
+    ct_train_format_number(s->value, value, sizeof value);
     switch (s->kind) {
-    case CT_TRAIN_SCHEDULE_STEP: snprintf(out, size, "step:%lld:%.17g", (long long)s->epochs, s->value); break;
-    case CT_TRAIN_SCHEDULE_COSINE: snprintf(out, size, "cosine:%.17g", s->value); break;
-    case CT_TRAIN_SCHEDULE_ONECYCLE: snprintf(out, size, "onecycle:%.17g", s->value); break;
-    case CT_TRAIN_SCHEDULE_WARMUP: snprintf(out, size, "warmup:%lld:%.17g", (long long)s->epochs, s->value); break;
+    case CT_TRAIN_SCHEDULE_STEP: snprintf(out, size, "step:%lld:%s", (long long)s->epochs, value); break;
+    case CT_TRAIN_SCHEDULE_COSINE: snprintf(out, size, "cosine:%s", value); break;
+    case CT_TRAIN_SCHEDULE_ONECYCLE: snprintf(out, size, "onecycle:%s", value); break;
+    case CT_TRAIN_SCHEDULE_WARMUP: snprintf(out, size, "warmup:%lld:%s", (long long)s->epochs, value); break;
     default: snprintf(out, size, "none"); break;
     }
 }
