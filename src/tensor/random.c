@@ -162,7 +162,7 @@ ct_tensor *ct_get_rng_state(void)
 ct_status ct_set_rng_state(const ct_tensor *state)
 {
     const char *function = "ct_set_rng_state";
-    if (!state) return ct_null_argument(function, "state"), ct_last_error();
+    if (!state) return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument 'state' is NULL", function);
     if (state->dtype != CT_I64 || ct_numel(state) != RNG_STATE_VALUES)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: state is %s of %lld values; a state from "
                         "ct_get_rng_state is int64 of %d values", function, ct_dtype_name(state->dtype),

@@ -4,7 +4,8 @@
  * a resume file from another run (model, optimizer, learning rate, schedule, epochs) or with no
  * training state is refused by name. And the options around it: --val-fraction, --lr-schedule,
  * --clip-grad with bad values exit 2 with a message; the epoch lines name their accuracies; the
- * progress bar shows the loss and an ETA on a terminal, and plain lines under a launcher. */
+ * progress bar shows the loss and an ETA on a terminal, and plain lines under a launcher; a saved
+ * run opens in Python's safetensors. */
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -368,6 +369,39 @@ static void the_bar_shows_the_loss_and_an_eta_on_a_terminal_only(void **state)
     }
 }
 
+/* A `--save` file opens in Python's safetensors ($CTORCH_PYTHON, default python3; skipped where it
+ * cannot import it): the model's plain names with their shapes, the training state beside them,
+ * the metadata as strings. */
+static void a_saved_run_opens_in_python_safetensors(void **state)
+{
+    (void)state;
+    const char *python = getenv("CTORCH_PYTHON") ? getenv("CTORCH_PYTHON") : "python3";
+    char command[2048], path[256];
+    snprintf(command, sizeof command, "'%s' -c 'import numpy, safetensors.numpy' > /dev/null 2>&1", python);
+    if (system(command) != 0) skip();
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_resume_test_");
+    char args[512];
+    snprintf(args, sizeof args, "train --device cpu --epochs 1 --save %s", path);
+    free(succeeds(args));
+    snprintf(command, sizeof command,
+             "'%s' -c \"import sys\n"
+             "from safetensors import safe_open\n"
+             "from safetensors.numpy import load_file\n"
+             "t = load_file(sys.argv[1])\n"
+             "model = {k: v for k, v in t.items() if not k.startswith('optimizer.') and k != 'ctorch.rng_state'}\n"
+             "assert sorted(model) == ['0.bias', '0.weight', '2.bias', '2.weight'], sorted(model)\n"
+             "assert model['0.weight'].shape == (256, 64) and str(model['0.weight'].dtype) == 'float32'\n"
+             "assert t['optimizer.state.0.exp_avg'].shape == (256, 64) and int(t['optimizer.state.0.step']) == 45\n"
+             "with safe_open(sys.argv[1], 'np') as f: md = f.metadata()\n"
+             "assert md['ctorch.train.epoch'] == '1' and md['ctorch.train.optimizer'] == 'adam', md\n"
+             "\" %s 2>&1", python, path);
+    int status;
+    char *out = ct_test_run_command(command, &status);
+    if (status != 0) fail_msg("Python's safetensors: status %d: %s", status, out);
+    free(out);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +410,7 @@ int main(void)
         cmocka_unit_test(bad_values_exit_2_with_a_message),
         cmocka_unit_test(epoch_lines_name_their_accuracies),
         cmocka_unit_test(the_bar_shows_the_loss_and_an_eta_on_a_terminal_only),
+        cmocka_unit_test(a_saved_run_opens_in_python_safetensors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
