@@ -54,8 +54,8 @@ static void usage(FILE *out)
             "                                                 epochs (LinearLR)\n"
             "  --clip-grad MAX_NORM      scale the gradients to a 2-norm of at most MAX_NORM each step\n"
             "                            (clip_grad_norm_)\n"
-            "  --save FILE               write the trained model (safetensors) for `ctorch eval`, with the\n"
-            "                            optimizer's, the schedule's and the generators' state for --resume\n"
+            "  --save FILE               write the model (safetensors) for `ctorch eval` after every epoch,\n"
+            "                            with the optimizer's, the schedule's and the generators' state\n"
             "  --resume FILE             continue the run that saved FILE (with the same options) up to\n"
             "                            --epochs in all: the same numbers as a run never stopped\n"
             "  --json                    JSON lines: one per epoch, then the summary\n\n"
@@ -199,6 +199,10 @@ static double now_seconds(void)
 /* ---- what the loop reports ---- */
 typedef struct progress {
     bool json, bar, scheduled;
+    /* --save: where each epoch's checkpoint goes, with what it records */
+    const char *save;
+    const ct_train_data *data;
+    const ct_train_config *config;
     int epochs;
     double epoch_start, last_drawn;
 } progress;
@@ -256,6 +260,13 @@ static void print_epoch(void *context, const ct_train_epoch *e)
     printf("epoch %*d/%d  loss %.4f  train accuracy %6.2f%%%s%s  %9.0f samples/s  %.2f s\n", width, e->epoch,
            e->epochs, e->loss, 100 * e->accuracy, val, lr, e->samples_per_second, e->seconds);
     fflush(stdout);
+}
+
+/* --save after every epoch (atomic: a run stopped at any time leaves its last finished epoch). */
+static ct_status save_state(void *context, const ct_module *model, const ct_train_state *state)
+{
+    const progress *p = context;
+    return ct_train_checkpoint_save_run(model, p->data, p->config, state, p->save);
 }
 
 /* "Using CPU", "Using DataParallel over ...", or the job's devices (a collective then), and the
@@ -349,16 +360,15 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
     if (!o->json && speaks && o->resume)
         printf("Resuming %s after epoch %d of %d\n", o->resume, resumed.epoch, config.epochs);
     progress p = {.json = o->json, .bar = speaks && !o->json && wants_bar(), .epochs = config.epochs,
-                  .scheduled = config.schedule.kind != CT_TRAIN_SCHEDULE_NONE};
+                  .scheduled = config.schedule.kind != CT_TRAIN_SCHEDULE_NONE, .save = o->save, .data = &data,
+                  .config = &config};
+    /* Rank 0 alone saves: the plain model (ct_train_run wraps it only while it runs), plain names. */
     ct_train_observer observer = {.on_step = p.bar ? draw_bar : NULL, .on_epoch = speaks ? print_epoch : NULL,
-                                  .context = &p};
+                                  .on_state = o->save && speaks ? save_state : NULL, .context = &p};
     ct_train_result result;
     int exit_status = 0;
     if (ct_train_run(model, &data, &config, &observer, &result) != CT_OK) {
         if (p.bar) printf("\n");
-        exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
-    } else if (o->save && speaks && /* the plain model (ct_train_run wraps it only while it runs): plain names */
-               ct_train_checkpoint_save_run(model, &data, &config, &result.state, o->save) != CT_OK) {
         exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
     }
     ct_train_state_free(&result.state); /* empty when the run failed */

@@ -131,11 +131,17 @@ typedef struct ct_train_epoch {
     double samples_per_second;
 } ct_train_epoch;
 
+struct ct_train_state;
 /* What the loop tells its caller as it goes; every callback may be NULL. on_step receives each
- * step's loss tensor (borrowed; reading it waits for the device). */
+ * step's loss tensor (borrowed; reading it waits for the device). on_state receives, after each
+ * epoch's on_epoch, the plain model (on the training device) and the state a resumed run would
+ * continue from (both borrowed): `--save` writes them there, so that a run stopped later resumes
+ * from its last finished epoch. A status other than CT_OK from it ends the run with that status
+ * (its message in ct_train_error_message()). */
 typedef struct ct_train_observer {
     void (*on_step)(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss);
     void (*on_epoch)(void *context, const ct_train_epoch *epoch);
+    ct_status (*on_state)(void *context, const ct_module *model, const struct ct_train_state *state);
     void *context;
 } ct_train_observer;
 

@@ -226,8 +226,9 @@ static ct_status keep_state(const updater *u, int epoch, ct_train_state *state)
 
 /* The epochs of net (the model, or its DataParallel or DistributedDataParallel wrapper), already
  * on config->device; the optimizer holds model's parameters, which are net's. Validation runs on
- * evaluated (net, or the plain model under DistributedDataParallel). */
-static ct_status train_epochs(ct_module *net, ct_module *evaluated, const ct_train_data *data,
+ * evaluated (net, or the plain model under DistributedDataParallel); observer->on_state gets the
+ * plain model. */
+static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evaluated, const ct_train_data *data,
                               const ct_train_config *config, const ct_train_observer *observer,
                               ct_train_result *result)
 {
@@ -251,6 +252,12 @@ static ct_status train_epochs(ct_module *net, ct_module *evaluated, const ct_tra
         result->train_seconds += stats.seconds;
         result->final_loss = stats.loss;
         if (observer && observer->on_epoch) observer->on_epoch(observer->context, &stats);
+        if (observer && observer->on_state) {
+            ct_train_state now = {0};
+            status = keep_state(&u, epoch, &now);
+            if (status == CT_OK) status = observer->on_state(observer->context, model, &now);
+            ct_train_state_free(&now);
+        }
     }
     if (status == CT_OK) status = keep_state(&u, epoch - 1, &result->state);
     ct_data_loader_destroy(loader);
@@ -291,7 +298,7 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
         net = ct_distributed_data_parallel(model, NULL); /* rank 0's initial weights for every rank */
         if (!net) return ct_train_fail_library("wrapping the model in DistributedDataParallel");
     }
-    ct_status status = train_epochs(net, config->distributed ? model : net, data, config, observer, result);
+    ct_status status = train_epochs(model, net, config->distributed ? model : net, data, config, observer, result);
     /* DataParallel tests through its wrapper (which splits the test batches too); under DDP every
      * rank tests the plain model alone, which needs no other rank. */
     if (status == CT_OK)

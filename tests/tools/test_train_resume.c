@@ -155,6 +155,83 @@ static void resuming_gives_the_numbers_of_a_run_never_stopped(void **state)
     ct_scope_pop();
 }
 
+/* A run stopped after its first epoch: the checkpoint `--save` writes then (on_state) resumes to
+ * the numbers of the run that went on, with every schedule, those laid out over the whole run
+ * (cosine, onecycle) too. */
+typedef struct watch {
+    step_losses losses; /* first: record_loss's context */
+    const ct_train_data *data;
+    const ct_train_config *config;
+    const char *path;
+} watch;
+
+static ct_status save_after_epoch_1(void *context, const ct_module *model, const ct_train_state *state)
+{
+    const watch *w = context;
+    if (state->epoch != 1) return CT_OK;
+    return ct_train_checkpoint_save_run(model, w->data, w->config, state, w->path);
+}
+
+static void check_stopped_run(const char *schedule, ct_train_optimizer optimizer)
+{
+    ct_train_data data;
+    if (ct_train_data_load(CTORCH_DIGITS_PATH, 2, &data) != CT_OK) fail_msg("%s", ct_train_error_message());
+    ct_train_config config = ct_train_config_default(CT_TRAIN_MLP);
+    config.seed = 2;
+    config.epochs = 3;
+    config.optimizer = optimizer;
+    config.lr = ct_train_default_lr(CT_TRAIN_MLP, optimizer);
+    config.clip_grad = 0.5;
+    assert_true(ct_train_schedule_parse(schedule, &config.schedule));
+    char path[256];
+    ct_test_fresh_checkpoint_path(path, sizeof path, "ctorch_resume_test_");
+    watch whole = {.data = &data, .config = &config, .path = path};
+
+    ct_manual_seed(config.seed);
+    ct_module *a = ct_train_model_create(config.model, data.features, data.classes);
+    ct_train_observer observer = {.on_step = record_loss, .on_state = save_after_epoch_1, .context = &whole};
+    ct_train_result ra, rb;
+    if (ct_train_run(a, &data, &config, &observer, &ra) != CT_OK) fail_msg("%s", ct_train_error_message());
+
+    ct_manual_seed(12345); /* the resumed run's generators come from the file */
+    ct_module *b = ct_train_model_create(config.model, data.features, data.classes);
+    ct_train_state saved;
+    if (ct_train_checkpoint_resume(path, &data, &config, b, &saved) != CT_OK) fail_msg("%s", ct_train_error_message());
+    assert_int_equal(saved.epoch, 1);
+    ct_train_config resumed = config;
+    resumed.resume = &saved;
+    step_losses rest = {0};
+    observer = (ct_train_observer){.on_step = record_loss, .context = &rest};
+    if (ct_train_run(b, &data, &resumed, &observer, &rb) != CT_OK) fail_msg("%s", ct_train_error_message());
+
+    int first = whole.losses.count - rest.count;
+    assert_int_equal(first * 3, whole.losses.count); /* epochs 2 and 3 resumed */
+    for (int i = 0; i < rest.count; i++)
+        if (rest.values[i] != whole.losses.values[first + i])
+            fail_msg("%s: step %d's loss %.17g resumed, %.17g straight", schedule, first + i, rest.values[i],
+                     whole.losses.values[first + i]);
+    assert_true(rb.final_loss == ra.final_loss && rb.test_accuracy == ra.test_accuracy);
+    assert_int_equal(rb.state.schedule_steps, ra.state.schedule_steps);
+    assert_same_parameters(a, b);
+    ct_train_state_free(&saved);
+    ct_train_state_free(&ra.state);
+    ct_train_state_free(&rb.state);
+    ct_module_release(a);
+    ct_module_release(b);
+    ct_train_data_free(&data);
+    unlink(path);
+}
+
+static void a_run_stopped_after_an_epoch_resumes_from_its_checkpoint(void **state)
+{
+    (void)state;
+    ct_scope_push();
+    check_stopped_run("cosine:0.0001", CT_TRAIN_ADAM);
+    check_stopped_run("onecycle:0.01", CT_TRAIN_ADAMW);
+    check_stopped_run("warmup:2", CT_TRAIN_SGD);
+    ct_scope_pop();
+}
+
 /* ---- through the command: --save, --resume ---- */
 
 static char *run_tool(const char *args, int *exit_status)
@@ -406,6 +483,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resuming_gives_the_numbers_of_a_run_never_stopped),
+        cmocka_unit_test(a_run_stopped_after_an_epoch_resumes_from_its_checkpoint),
         cmocka_unit_test(the_command_resumes_to_the_same_checkpoint),
         cmocka_unit_test(bad_values_exit_2_with_a_message),
         cmocka_unit_test(epoch_lines_name_their_accuracies),
