@@ -126,6 +126,7 @@ typedef struct ct_one_cycle_options {
     bool linear_anneal;      /* false: 'cos' */
 } ct_one_cycle_options;
 ct_one_cycle_options ct_one_cycle_options_default(void);
+/* options may be NULL: the defaults. */
 ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int64_t total_steps,
                                     const ct_one_cycle_options *options, ct_lr_scheduler **out);
 

@@ -419,6 +419,35 @@ static void epoch_lines_name_their_accuracies(void **state)
     free(out);
 }
 
+/* The first epoch's loss of a run, from its JSON lines. */
+static double first_epoch_loss(const char *args)
+{
+    char *out = succeeds(args);
+    cJSON *epoch = json_line(out, "{\"epoch\": 1,");
+    double loss = cJSON_GetNumberValue(cJSON_GetObjectItem(epoch, "loss"));
+    cJSON_Delete(epoch);
+    free(out);
+    return loss;
+}
+
+/* --clip-grad bounds every step: SGD with gradients clipped to a norm of 1e-6 stays near the
+ * untrained model's loss (about log 10 = 2.303), where it learns without; a generous bound
+ * changes nothing. */
+static void clipping_bounds_the_steps(void **state)
+{
+    (void)state;
+    const char *run = "train --device cpu --optimizer sgd --epochs 1 --json";
+    char args[256];
+    double free_loss = first_epoch_loss(run);
+    snprintf(args, sizeof args, "%s --clip-grad 1e-6", run);
+    double clipped = first_epoch_loss(args);
+    snprintf(args, sizeof args, "%s --clip-grad 1e6", run);
+    double generous = first_epoch_loss(args);
+    if (!(free_loss < 1.5 && clipped > 2.2 && generous == free_loss))
+        fail_msg("first epoch's loss: %g unclipped, %g clipped to 1e-6, %g clipped to 1e6", free_loss, clipped,
+                 generous);
+}
+
 /* On a terminal (script(1) gives the command one) the bar redraws in place with the loss and an
  * ETA; under a launcher's rank variables the same terminal gets plain lines. */
 static void the_bar_shows_the_loss_and_an_eta_on_a_terminal_only(void **state)
@@ -487,6 +516,7 @@ int main(void)
         cmocka_unit_test(the_command_resumes_to_the_same_checkpoint),
         cmocka_unit_test(bad_values_exit_2_with_a_message),
         cmocka_unit_test(epoch_lines_name_their_accuracies),
+        cmocka_unit_test(clipping_bounds_the_steps),
         cmocka_unit_test(the_bar_shows_the_loss_and_an_eta_on_a_terminal_only),
         cmocka_unit_test(a_saved_run_opens_in_python_safetensors),
     };
