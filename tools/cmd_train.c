@@ -21,7 +21,7 @@
 
 typedef struct train_options {
     ct_train_config config;
-    const char *device, *data_parallel, *data, *save;
+    const char *device, *data_parallel, *data, *save, *resume;
     bool json, help, allow_nonfinite;
 } train_options;
 
@@ -41,7 +41,21 @@ static void usage(FILE *out)
             "                            opencl:0,opencl:1 (the model lives on the first), or opencl\n"
             "                            for every visible OpenCL device\n"
             "  --data FILE               a CSV file, label last (default: the shipped digits)\n"
-            "  --save FILE               write the trained model (safetensors) for `ctorch eval`\n"
+            "  --val-fraction F          hold out the fraction F (0 to below 1) of the training set, chosen\n"
+            "                            by --seed, and report its accuracy after every epoch (default 0:\n"
+            "                            none)\n"
+            "  --lr-schedule S           the learning rate's schedule (default none):\n"
+            "                              step:STEP[:GAMMA]  times GAMMA (0.1) every STEP epochs (StepLR)\n"
+            "                              cosine[:ETA_MIN]   cosine down to ETA_MIN (0) over the epochs\n"
+            "                              onecycle[:MAX_LR]  OneCycleLR over every batch, peak MAX_LR (--lr)\n"
+            "                              warmup:N[:START]   from START (1/3) times --lr up to --lr over N\n"
+            "                                                 epochs (LinearLR)\n"
+            "  --clip-grad MAX_NORM      scale the gradients to a 2-norm of at most MAX_NORM each step\n"
+            "                            (clip_grad_norm_)\n"
+            "  --save FILE               write the model (safetensors) for `ctorch eval` after every epoch,\n"
+            "                            with the optimizer's, the schedule's and the generators' state\n"
+            "  --resume FILE             continue the run that saved FILE (with the same options) up to\n"
+            "                            --epochs in all: the same numbers as a run never stopped\n"
             "  --json                    JSON lines: one per epoch, then the summary (a number that\n"
             "                            is not finite is null, with \"<name>_nonfinite\": \"nan\")\n"
             "  --allow-nonfinite         go on when the loss is not finite (default: stop with exit 1,\n"
@@ -57,8 +71,23 @@ static void usage(FILE *out)
 
 /* Options given explicitly; the rest take the chosen model's defaults. */
 typedef struct given {
-    const char *epochs, *batch_size, *lr, *optimizer, *seed;
+    const char *epochs, *batch_size, *lr, *optimizer, *seed, *val_fraction, *lr_schedule, *clip_grad;
 } given;
+
+/* --val-fraction: 0 (none) or a fraction below 1. */
+static bool parse_fraction(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || errno || !(value >= 0.0 && value < 1.0)) {
+        fprintf(stderr, "ctorch " COMMAND ": --val-fraction '%s' is not a fraction from 0 (no validation) to "
+                "below 1\n", text);
+        return false;
+    }
+    *out = value;
+    return true;
+}
 
 /* 0 when the options are good, else the exit status. In a job of several processes the device is
  * chosen later (each rank has its own), and the files are checked by the ranks that use them. */
@@ -91,10 +120,14 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data-parallel", &v)) o->data_parallel = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--save", &v)) o->save = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--resume", &v)) o->resume = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--val-fraction", &v)) g.val_fraction = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--lr-schedule", &v)) g.lr_schedule = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--clip-grad", &v)) g.clip_grad = v;
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
-                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --save, "
-                    "--json, --allow-nonfinite (ctorch train --help)\n", argv[i]);
+                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
+                    "--lr-schedule, --clip-grad, --save, --resume, --json, --allow-nonfinite (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -123,6 +156,14 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
     o->config.lr = ct_train_default_lr(kind, o->config.optimizer);
     if (g.lr && !ct_arg_double(COMMAND, "--lr", g.lr, 0, 100, &o->config.lr)) return CT_EXIT_USAGE;
     if (g.seed && !ct_arg_uint64(COMMAND, "--seed", g.seed, &o->config.seed)) return CT_EXIT_USAGE;
+    if (g.val_fraction && !parse_fraction(g.val_fraction, &o->config.val_fraction)) return CT_EXIT_USAGE;
+    if (g.lr_schedule && !ct_train_schedule_parse(g.lr_schedule, &o->config.schedule)) {
+        fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        return CT_EXIT_USAGE;
+    }
+    if (g.clip_grad && !ct_arg_double(COMMAND, "--clip-grad", g.clip_grad, 0, 1e30, &o->config.clip_grad))
+        return CT_EXIT_USAGE;
+    if (o->resume && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--resume", o->resume)) return CT_EXIT_USAGE;
     /* In a job, another machine's rank reports its own missing file when it reads it. */
     if (o->data && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
     /* Fail now rather than after the training: ct_save's own checks of the path (rank 0 saves). */
@@ -157,27 +198,46 @@ static double now_seconds(void)
 
 /* ---- what the loop reports ---- */
 typedef struct progress {
-    bool json, bar;
+    bool json, bar, scheduled;
+    /* --save: where each epoch's checkpoint goes, with what it records */
+    const char *save;
+    const ct_train_data *data;
+    const ct_train_config *config;
     int epochs;
     double epoch_start, last_drawn;
 } progress;
 
 enum { BAR_WIDTH = 30 };
 
+/* A bar redrawn in place with \r only on a terminal of a process alone: a log file, a pipe or a
+ * launcher's forwarding (mpirun, srun: their rank variables) gets the plain epoch lines. */
+static bool wants_bar(void)
+{
+    if (!isatty(STDOUT_FILENO)) return false;
+    const char *launched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_STEP_ID"};
+    for (size_t i = 0; i < sizeof launched / sizeof *launched; i++)
+        if (getenv(launched[i])) return false;
+    return true;
+}
+
 static void draw_bar(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
 {
-    (void)loss; /* not read: that would wait for the device at every step */
     progress *p = context;
     double now = now_seconds();
     if (step == 0) p->epoch_start = now;
-    if (step + 1 < steps && now - p->last_drawn < 0.05) return;
+    if (step + 1 < steps && now - p->last_drawn < 0.1) return;
     p->last_drawn = now;
+    /* Read only when drawn (10 times a second at most): each read waits for the device. */
+    double value = NAN;
+    if (ct_item(loss, &value) != CT_OK) value = NAN;
     int filled = (int)((step + 1) * BAR_WIDTH / (steps > 0 ? steps : 1));
     char bar[BAR_WIDTH + 1];
     for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
     bar[BAR_WIDTH] = '\0';
-    printf("\repoch %d/%d [%s] %lld/%lld  %.1f s", epoch, p->epochs, bar, (long long)(step + 1), (long long)steps,
-           now - p->epoch_start);
+    double elapsed = now - p->epoch_start;
+    double eta = elapsed / (double)(step + 1) * (double)(steps - step - 1);
+    printf("\r\033[Kepoch %d/%d [%s] %lld/%lld  loss %.4f  %.1f s, ETA %.1f s", epoch, p->epochs, bar,
+           (long long)(step + 1), (long long)steps, value, elapsed, eta);
     fflush(stdout);
 }
 
@@ -190,6 +250,8 @@ static void print_epoch(void *context, const ct_train_epoch *e)
         ct_json_add_number(line, "epochs", e->epochs);
         ct_json_add_number(line, "loss", e->loss);
         ct_json_add_number(line, "accuracy", e->accuracy);
+        if (!isnan(e->val_accuracy)) ct_json_add_number(line, "val_accuracy", e->val_accuracy);
+        ct_json_add_number(line, "lr", e->lr);
         ct_json_add_number(line, "samples_per_second", e->samples_per_second);
         ct_json_add_number(line, "seconds", e->seconds);
         ct_json_print_line(stdout, line);
@@ -198,9 +260,19 @@ static void print_epoch(void *context, const ct_train_epoch *e)
     }
     if (p->bar) printf("\r\033[K"); /* clear the bar's line */
     int width = snprintf(NULL, 0, "%d", e->epochs);
-    printf("epoch %*d/%d  loss %.4f  accuracy %6.2f%%  %9.0f samples/s  %.2f s\n", width, e->epoch, e->epochs,
-           e->loss, 100 * e->accuracy, e->samples_per_second, e->seconds);
+    char val[64] = "", lr[64] = "";
+    if (!isnan(e->val_accuracy)) snprintf(val, sizeof val, "  val accuracy %6.2f%%", 100 * e->val_accuracy);
+    if (p->scheduled) snprintf(lr, sizeof lr, "  lr %.4g", e->lr);
+    printf("epoch %*d/%d  loss %.4f  train accuracy %6.2f%%%s%s  %9.0f samples/s  %.2f s\n", width, e->epoch,
+           e->epochs, e->loss, 100 * e->accuracy, val, lr, e->samples_per_second, e->seconds);
     fflush(stdout);
+}
+
+/* --save after every epoch (atomic: a run stopped at any time leaves its last finished epoch). */
+static ct_status save_state(void *context, const ct_module *model, const ct_train_state *state)
+{
+    const progress *p = context;
+    return ct_train_checkpoint_save_run(model, p->data, p->config, state, p->save);
 }
 
 /* "Using CPU", "Using DataParallel over ...", or the job's devices (a collective then), and the
@@ -223,11 +295,17 @@ static void print_header(const train_options *o, const ct_tool_job *job, const c
     if (job->distributed)
         snprintf(split, sizeof split, " per process (%lld in all)",
                  (long long)o->config.batch_size * job->world_size);
-    printf("Training %s (%lld parameters) on %lld samples, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g, "
+    char val[64] = "", extras[160] = "", schedule[96];
+    if (data->val) snprintf(val, sizeof val, " (%lld held out for validation)", (long long)ct_dataset_size(data->val));
+    ct_train_schedule_format(&o->config.schedule, schedule, sizeof schedule);
+    int used = o->config.schedule.kind ? snprintf(extras, sizeof extras, ", schedule %s", schedule) : 0;
+    if (o->config.clip_grad > 0)
+        snprintf(extras + used, sizeof extras - (size_t)used, ", gradients clipped to norm %g", o->config.clip_grad);
+    printf("Training %s (%lld parameters) on %lld samples%s, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g%s, "
            "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
-           (long long)ct_dataset_size(data->train), (long long)ct_dataset_size(data->test), o->config.epochs,
+           (long long)ct_dataset_size(data->train), val, (long long)ct_dataset_size(data->test), o->config.epochs,
            o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
-           ct_train_optimizer_name(o->config.optimizer), o->config.lr, (unsigned long long)o->config.seed);
+           ct_train_optimizer_name(o->config.optimizer), o->config.lr, extras, (unsigned long long)o->config.seed);
     fflush(stdout);
 }
 
@@ -260,28 +338,47 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
     ct_train_data data;
     if (ct_train_data_load(o->data, o->config.seed, &data) != CT_OK)
         return ct_tool_job_fail(COMMAND, job, o->data ? CT_EXIT_USAGE : CT_EXIT_FAILURE, ct_train_error_message());
+    /* Options that do not fit the data are the command line's errors: status 2. */
+    if (ct_train_data_hold_out(&data, o->config.val_fraction, o->config.seed) != CT_OK) {
+        int status = ct_tool_job_fail(COMMAND, job, CT_EXIT_USAGE, ct_train_error_message());
+        ct_train_data_free(&data);
+        return status;
+    }
     ct_manual_seed(o->config.seed); /* the same initial model on every rank (DDP copies rank 0's anyway) */
     ct_module *model = ct_train_model_create(o->config.model, data.features, data.classes);
-    if (!model) {
-        int status = ct_tool_job_fail(COMMAND, job, CT_EXIT_USAGE, ct_train_error_message());
+    ct_train_state resumed = {0};
+    ct_train_config config = o->config;
+    ct_status resume_status = CT_OK;
+    if (model && o->resume) {
+        resume_status = ct_train_checkpoint_resume(o->resume, &data, &config, model, &resumed);
+        config.resume = &resumed;
+    }
+    if (!model || resume_status != CT_OK) {
+        /* A run that is not the saved one is an option's error; a file that cannot be resumed, a failure. */
+        bool usage = !model || resume_status == CT_ERR_INVALID_ARGUMENT;
+        int status = ct_tool_job_fail(COMMAND, job, usage ? CT_EXIT_USAGE : CT_EXIT_FAILURE, ct_train_error_message());
+        ct_module_release(model);
         ct_train_data_free(&data);
         return status;
     }
     if (!o->json) print_header(o, job, &data, model);
     bool speaks = job->rank == 0;
-    progress p = {.json = o->json, .bar = speaks && !o->json && isatty(STDOUT_FILENO), .epochs = o->config.epochs};
+    if (!o->json && speaks && o->resume)
+        printf("Resuming %s after epoch %d of %d\n", o->resume, resumed.epoch, config.epochs);
+    progress p = {.json = o->json, .bar = speaks && !o->json && wants_bar(), .epochs = config.epochs,
+                  .scheduled = config.schedule.kind != CT_TRAIN_SCHEDULE_NONE, .save = o->save, .data = &data,
+                  .config = &config};
+    /* Rank 0 alone saves: the plain model (ct_train_run wraps it only while it runs), plain names. */
     ct_train_observer observer = {.on_step = p.bar ? draw_bar : NULL, .on_epoch = speaks ? print_epoch : NULL,
-                                  .context = &p};
+                                  .on_state = o->save && speaks ? save_state : NULL, .context = &p};
     ct_train_result result;
     int exit_status = 0;
-    if (ct_train_run(model, &data, &o->config, &observer, &result) != CT_OK) {
+    if (ct_train_run(model, &data, &config, &observer, &result) != CT_OK) {
         if (p.bar) printf("\n");
         exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
-    } else if (o->save && speaks && /* the plain model (ct_train_run wraps it only while it runs): plain names */
-               ct_train_checkpoint_save(model, o->config.model, data.features, data.classes, o->config.seed,
-                                        o->save) != CT_OK) {
-        exit_status = ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
     }
+    ct_train_state_free(&result.state); /* empty when the run failed */
+    ct_train_state_free(&resumed);
     double seconds = now_seconds() - start;
     if (exit_status == 0 && speaks && o->json) {
         print_json_summary(o, job, &result, seconds);

@@ -47,6 +47,7 @@ int ct_train_model_shapes(ct_train_model model, int64_t features, int64_t classe
 
 typedef struct ct_train_data {
     ct_dataset *train, *test;
+    ct_dataset *val; /* held out of the training set by ct_train_data_hold_out; NULL when none */
     int64_t features, classes;
 } ct_train_data;
 
@@ -55,6 +56,41 @@ typedef struct ct_train_data {
  * it with the seed: CT_TRAIN_TEST_FRACTION of it for testing. */
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out);
 void ct_train_data_free(ct_train_data *data); /* NULL-safe; leaves the struct empty */
+/* `--val-fraction`: moves ceil(fraction * N) of the N training samples into data->val, chosen
+ * with ct_data_permutation from the seed (the same samples every run of that seed). 0 holds out
+ * nothing; otherwise 0 < fraction < 1 and both parts must keep a sample (CT_ERR_INVALID_ARGUMENT
+ * naming the sizes). */
+ct_status ct_train_data_hold_out(ct_train_data *data, double fraction, uint64_t seed);
+
+/* ---- learning-rate schedules (`--lr-schedule`) ----
+ * step:STEP[:GAMMA]     StepLR: the rate times GAMMA (0.1) every STEP epochs
+ * cosine[:ETA_MIN]      CosineAnnealingLR over the run's epochs, down to ETA_MIN (0)
+ * onecycle[:MAX_LR]     OneCycleLR over every step (batch) of the run, peaking at MAX_LR (--lr)
+ * warmup:N[:START]      LinearLR: from START (1/3) times the rate up to the rate over N epochs
+ * Every schedule but onecycle steps once per epoch. */
+typedef enum ct_train_schedule_kind {
+    CT_TRAIN_SCHEDULE_NONE = 0, CT_TRAIN_SCHEDULE_STEP, CT_TRAIN_SCHEDULE_COSINE, CT_TRAIN_SCHEDULE_ONECYCLE,
+    CT_TRAIN_SCHEDULE_WARMUP
+} ct_train_schedule_kind;
+typedef struct ct_train_schedule {
+    ct_train_schedule_kind kind;
+    int64_t epochs; /* step: STEP; warmup: N */
+    double value;   /* step: GAMMA; cosine: ETA_MIN; onecycle: MAX_LR (0: the lr); warmup: START */
+} ct_train_schedule;
+/* Parses text; false with the reason in ct_train_error_message(). */
+bool ct_train_schedule_parse(const char *text, ct_train_schedule *out);
+/* value in the fewest digits (6 to 17) that read back as the same double. */
+void ct_train_format_number(double value, char *out, size_t size);
+/* The schedule in the syntax above, every number given in the fewest digits that read back the
+ * same ("none" for none): what a checkpoint keeps. */
+void ct_train_schedule_format(const ct_train_schedule *schedule, char *out, size_t size);
+struct ct_train_config;
+/* The library's scheduler of config->schedule over optimizer (*out NULL for none): cosine's t_max
+ * is config->epochs, onecycle's total steps config->epochs * steps_per_epoch. */
+ct_status ct_train_schedule_create(const struct ct_train_config *config, ct_optimizer *optimizer,
+                                   int64_t steps_per_epoch, ct_lr_scheduler **out);
+/* Whether the scheduler steps after every batch (onecycle) rather than every epoch. */
+bool ct_train_schedule_steps_per_batch(const ct_train_schedule *schedule);
 
 /* ---- the loop ---- */
 #define CT_TRAIN_MAX_DEVICES 64 /* DataParallel's limit */
@@ -83,6 +119,12 @@ typedef struct ct_train_config {
     /* Go on when an epoch's mean loss is not finite; otherwise ct_train_run stops there with
      * CT_ERR_INVALID_ARGUMENT naming the epoch (`ctorch train --allow-nonfinite`). */
     bool allow_nonfinite;
+    ct_train_schedule schedule; /* kind NONE: the learning rate stays */
+    double clip_grad;           /* > 0: ct_clip_grad_norm_ of the gradients to this (2-norm) each step */
+    double val_fraction;        /* what ct_train_data_hold_out was given (kept in checkpoints) */
+    /* Resuming: the state a checkpoint kept (NULL: a fresh run). The loop runs epochs
+     * resume->epoch + 1 to epochs, from the optimizer's, the schedule's and the generators' state. */
+    const struct ct_train_state *resume;
 } ct_train_config;
 
 /* The defaults of `ctorch train --model <model>` on the cpu (Adam). */
@@ -95,24 +137,42 @@ typedef struct ct_train_epoch {
     int epoch, epochs;      /* from 1 */
     double loss;            /* the mean training loss over the epoch's batches */
     double accuracy;        /* the fraction of the epoch's training samples classified right */
+    double val_accuracy;    /* on data->val after the epoch; NaN without one */
+    double lr;              /* the learning rate at the epoch's start */
     int64_t samples;
     double seconds;
     double samples_per_second;
 } ct_train_epoch;
 
+struct ct_train_state;
 /* What the loop tells its caller as it goes; every callback may be NULL. on_step receives each
- * step's loss tensor (borrowed; reading it waits for the device). */
+ * step's loss tensor (borrowed; reading it waits for the device). on_state receives, after each
+ * epoch's on_epoch, the plain model (on the training device) and the state a resumed run would
+ * continue from (both borrowed): `--save` writes them there, so that a run stopped later resumes
+ * from its last finished epoch. A status other than CT_OK from it ends the run with that status
+ * (its message in ct_train_error_message()). */
 typedef struct ct_train_observer {
     void (*on_step)(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss);
     void (*on_epoch)(void *context, const ct_train_epoch *epoch);
+    ct_status (*on_state)(void *context, const ct_module *model, const struct ct_train_state *state);
     void *context;
 } ct_train_observer;
+
+/* What a run leaves to continue from (`--save`, `--resume`). */
+typedef struct ct_train_state {
+    int epoch;                /* epochs finished */
+    int64_t schedule_steps;   /* the scheduler's count (ct_lr_scheduler_last_epoch) */
+    ct_state_dict *optimizer; /* ct_optimizer_state_dict's */
+    ct_tensor *rng;           /* ct_get_rng_state's */
+} ct_train_state;
+void ct_train_state_free(ct_train_state *state); /* NULL-safe; leaves it empty */
 
 typedef struct ct_train_result {
     double final_loss;       /* the last epoch's mean loss */
     double train_seconds;    /* the epochs, evaluation excluded */
     double samples_per_second;
     double test_accuracy;
+    ct_train_state state; /* the caller frees it (ct_train_state_free) */
 } ct_train_result;
 
 /* Trains model (moved to config->device) on data->train for config->epochs epochs with
@@ -142,6 +202,31 @@ ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device de
  * __metadata__: "ctorch.train.model", ".features", ".classes", ".split_seed". */
 ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, int64_t features,
                                    int64_t classes, uint64_t split_seed, const char *path);
+/* The same state dict, not saved (NULL after recording the failure). */
+ct_state_dict *ct_train_checkpoint_state_dict(const ct_module *model, ct_train_model kind, int64_t features,
+                                              int64_t classes, uint64_t split_seed);
+
+/* ---- resumable checkpoints (tools/train_resume.c) ----
+ * `ctorch train --save` writes the model's checkpoint as above, plus what continuing needs: the
+ * optimizer's state dict under "optimizer." names (optimizer.param_groups.0.lr,
+ * optimizer.state.0.exp_avg, ...), the generators' state as "ctorch.rng_state", and in
+ * __metadata__ the epochs done, the schedule's count and the options that fix the numbers
+ * ("ctorch.train.epoch", ".epochs", ".schedule_steps", ".optimizer", ".lr", ".batch_size",
+ * ".lr_schedule", ".clip_grad", ".val_fraction", ".train_samples"). The model's tensors keep their
+ * plain names: the file still loads in `ctorch eval`, and in Python's safetensors. */
+#define CT_TRAIN_RNG_STATE_NAME "ctorch.rng_state"
+#define CT_TRAIN_OPTIMIZER_PREFIX "optimizer."
+ct_status ct_train_checkpoint_save_run(const ct_module *model, const ct_train_data *data,
+                                       const ct_train_config *config, const ct_train_state *state,
+                                       const char *path);
+/* Removes the resume state's entries from sd (they are not the model's). */
+ct_status ct_train_checkpoint_drop_resume_state(ct_state_dict *sd);
+/* `--resume path`: checks that the file was saved by ct_train_checkpoint_save_run of a run with
+ * config's options and data (CT_ERR_INVALID_ARGUMENT naming the option that differs, and the file's
+ * value; CT_ERR_IO for a file that cannot be read or holds no resume state), then loads its
+ * weights into model (strictly) and its state into *out (freed with ct_train_state_free). */
+ct_status ct_train_checkpoint_resume(const char *path, const ct_train_data *data, const ct_train_config *config,
+                                     ct_module *model, ct_train_state *out);
 
 typedef struct ct_train_checkpoint {
     ct_module *model; /* rebuilt and loaded, on the cpu */

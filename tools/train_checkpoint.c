@@ -17,11 +17,14 @@
 #define MAX_FEATURES (1 << 20)
 #define MAX_CLASSES (1 << 20)
 
-ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, int64_t features,
-                                   int64_t classes, uint64_t split_seed, const char *path)
+ct_state_dict *ct_train_checkpoint_state_dict(const ct_module *model, ct_train_model kind, int64_t features,
+                                              int64_t classes, uint64_t split_seed)
 {
     ct_state_dict *sd = ct_module_state_dict(model, NULL);
-    if (!sd) return ct_train_fail_library("the model's state dict");
+    if (!sd) {
+        ct_train_fail_library("the model's state dict");
+        return NULL;
+    }
     char features_text[32], classes_text[32], seed_text[32];
     snprintf(features_text, sizeof features_text, "%lld", (long long)features);
     snprintf(classes_text, sizeof classes_text, "%lld", (long long)classes);
@@ -32,8 +35,19 @@ ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, 
         ct_state_dict_set_metadata(sd, KEY_CLASSES, classes_text) != CT_OK ||
         ct_state_dict_set_metadata(sd, KEY_SPLIT_SEED, seed_text) != CT_OK)
         status = ct_train_fail_library("the checkpoint's metadata");
-    else if (ct_save(sd, path) != CT_OK)
-        status = ct_train_fail_library("saving the checkpoint");
+    if (status != CT_OK) {
+        ct_state_dict_free(sd);
+        return NULL;
+    }
+    return sd;
+}
+
+ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, int64_t features,
+                                   int64_t classes, uint64_t split_seed, const char *path)
+{
+    ct_state_dict *sd = ct_train_checkpoint_state_dict(model, kind, features, classes, split_seed);
+    if (!sd) return CT_ERR_INVALID_ARGUMENT;
+    ct_status status = ct_save(sd, path) == CT_OK ? CT_OK : ct_train_fail_library("saving the checkpoint");
     ct_state_dict_free(sd);
     return status;
 }
@@ -140,6 +154,11 @@ ct_status ct_train_checkpoint_load_model(const char *path, const char *map_locat
     /* From here on every failure is the file's: CT_ERR_IO, as ct_load reports bad files. */
     ct_status status = CT_OK;
     if (ct_state_dict_strip_prefix(sd, "module.") != CT_OK) {
+        ct_train_fail_library(path);
+        status = CT_ERR_IO;
+    }
+    /* A resumable checkpoint's optimizer and generator state is not the model's. */
+    if (status == CT_OK && ct_train_checkpoint_drop_resume_state(sd) != CT_OK) {
         ct_train_fail_library(path);
         status = CT_ERR_IO;
     }

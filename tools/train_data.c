@@ -1,4 +1,6 @@
 /* The data of `ctorch train`: a CSV file (the shipped digits by default), split with a seed. */
+#include <math.h>
+
 #include "train.h"
 
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out)
@@ -26,10 +28,32 @@ ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_dat
     return CT_OK;
 }
 
+ct_status ct_train_data_hold_out(ct_train_data *data, double fraction, uint64_t seed)
+{
+    if (fraction == 0.0) return CT_OK;
+    int64_t n = ct_dataset_size(data->train);
+    if (!(fraction > 0.0 && fraction < 1.0))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--val-fraction %g is not a fraction above 0 and below 1 "
+                             "(0: no validation)", fraction);
+    /* ct_dataset_split's count, checked first to say it in the options' terms. */
+    double held = ceil(fraction * (double)n);
+    if (held < 1.0 || held >= (double)n)
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--val-fraction %g of the %lld training samples leaves %s "
+                             "without a sample", fraction, (long long)n, held < 1.0 ? "validation" : "training");
+    ct_dataset *train = NULL, *val = NULL;
+    if (ct_dataset_split(data->train, fraction, seed, &train, &val) != CT_OK)
+        return ct_train_fail_library("holding out the validation samples");
+    ct_dataset_free(data->train);
+    data->train = train;
+    data->val = val;
+    return CT_OK;
+}
+
 void ct_train_data_free(ct_train_data *data)
 {
     if (!data) return;
     ct_dataset_free(data->train);
     ct_dataset_free(data->test);
+    ct_dataset_free(data->val);
     *data = (ct_train_data){0};
 }

@@ -5,6 +5,7 @@
  * splits them. With DistributedDataParallel it runs on the wrapper too, on this rank's share of
  * the epoch, and the epoch's sums are added up over the ranks (tools/train_distributed.c). */
 #include <math.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "train.h"
@@ -71,17 +72,32 @@ static ct_tensor *count_correct(const ct_tensor *logits, const ct_tensor *labels
     return ct_sum(ct_eq(ct_argmax(logits, 1, false), labels), NULL, 0, false);
 }
 
+/* What updates the parameters: the optimizer, the gradients' clipping and the schedule. */
+typedef struct updater {
+    ct_optimizer *optimizer;
+    ct_tensor **params; /* the optimizer's, for clipping (borrowed from it) */
+    int64_t param_count;
+    double clip_grad;   /* 0: none */
+    ct_lr_scheduler *scheduler; /* NULL: none */
+    bool schedule_per_batch;
+} updater;
+
 /* One step on (x, y); adds the batch's summed loss and correct count to the sums. */
-static ct_status train_step(ct_module *model, ct_optimizer *optimizer, const ct_tensor *x, const ct_tensor *y,
+static ct_status train_step(ct_module *model, const updater *u, const ct_tensor *x, const ct_tensor *y,
                             ct_tensor **loss_sum, ct_tensor **correct_sum, const ct_train_observer *observer,
                             int epoch, int64_t step, int64_t steps)
 {
+    ct_optimizer *optimizer = u->optimizer;
     ct_optimizer_zero_grad(optimizer);
     ct_tensor *logits = ct_module_forward(model, x);
     ct_tensor *loss = ct_cross_entropy(logits, y, 0.0);
     if (!loss) return ct_train_fail_library("the forward pass");
     if (ct_backward(loss) != CT_OK) return ct_train_fail_library("the backward pass");
+    if (u->clip_grad > 0 && ct_clip_grad_norm_(u->params, u->param_count, u->clip_grad, 2.0, NULL) != CT_OK)
+        return ct_train_fail_library("clipping the gradients");
     if (ct_optimizer_step(optimizer) != CT_OK) return ct_train_fail_library("the optimizer step");
+    if (u->scheduler && u->schedule_per_batch && ct_lr_scheduler_step(u->scheduler) != CT_OK)
+        return ct_train_fail_library("the learning-rate schedule");
     ct_no_grad_push();
     bool summed = accumulate(loss_sum, ct_mul_scalar(ct_detach(loss), (double)ct_tensor_size(x, 0))) &&
                   accumulate(correct_sum, count_correct(logits, y));
@@ -91,7 +107,7 @@ static ct_status train_step(ct_module *model, ct_optimizer *optimizer, const ct_
     return CT_OK;
 }
 
-static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_loader *loader, bool distributed,
+static ct_status run_epoch(ct_module *model, const updater *u, ct_data_loader *loader, bool distributed,
                            int epoch, const ct_train_observer *observer, ct_train_epoch *stats)
 {
     double start = now_seconds();
@@ -113,7 +129,7 @@ static ct_status run_epoch(ct_module *model, ct_optimizer *optimizer, ct_data_lo
             status = ct_train_fail_library("the data loader");
         } else {
             samples += ct_tensor_size(x, 0);
-            status = train_step(model, optimizer, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
+            status = train_step(model, u, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
         }
         ct_scope_pop();
     }
@@ -162,24 +178,75 @@ static ct_status make_loader(const ct_train_data *data, const ct_train_config *c
     return status;
 }
 
+/* The optimizer, its parameters and the schedule of config, at the state config->resume holds. */
+static ct_status make_updater(const ct_train_config *config, const ct_module *net, int64_t steps_per_epoch,
+                              updater *u)
+{
+    *u = (updater){.clip_grad = config->clip_grad,
+                   .schedule_per_batch = ct_train_schedule_steps_per_batch(&config->schedule)};
+    u->optimizer = make_optimizer(config, net);
+    if (!u->optimizer) return ct_train_fail_library("making the optimizer");
+    u->param_count = ct_optimizer_param_count(u->optimizer);
+    u->params = calloc(u->param_count > 0 ? (size_t)u->param_count : 1, sizeof *u->params);
+    if (!u->params) return ct_train_fail(CT_ERR_OUT_OF_MEMORY, "no host memory for the parameters' list");
+    for (int64_t i = 0; i < u->param_count; i++) {
+        u->params[i] = ct_optimizer_param(u->optimizer, i);
+        ct_release(u->params[i]); /* the optimizer keeps its own reference while u lives */
+    }
+    /* The scheduler first: it takes the base rate from the fresh optimizer, before a resumed state
+     * sets the scheduled one. */
+    ct_status status = ct_train_schedule_create(config, u->optimizer, steps_per_epoch, &u->scheduler);
+    if (status != CT_OK || !config->resume) return status;
+    if (ct_optimizer_load_state_dict(u->optimizer, config->resume->optimizer) != CT_OK)
+        return ct_train_fail_library("--resume: the optimizer's state");
+    if (u->scheduler && ct_lr_scheduler_set_last_epoch(u->scheduler, config->resume->schedule_steps) != CT_OK)
+        return ct_train_fail_library("--resume: the learning-rate schedule");
+    if (ct_set_rng_state(config->resume->rng) != CT_OK) return ct_train_fail_library("--resume: the generators");
+    return CT_OK;
+}
+
+static void free_updater(updater *u)
+{
+    ct_lr_scheduler_free(u->scheduler);
+    ct_optimizer_free(u->optimizer);
+    free(u->params);
+    *u = (updater){0};
+}
+
+/* What the run leaves to continue from. */
+static ct_status keep_state(const updater *u, int epoch, ct_train_state *state)
+{
+    state->epoch = epoch;
+    state->schedule_steps = u->scheduler ? ct_lr_scheduler_last_epoch(u->scheduler) : 0;
+    state->optimizer = ct_optimizer_state_dict(u->optimizer);
+    state->rng = ct_get_rng_state();
+    if (!state->optimizer || !state->rng) return ct_train_fail_library("keeping the training state");
+    return CT_OK;
+}
+
 /* The epochs of net (the model, or its DataParallel or DistributedDataParallel wrapper), already
- * on config->device; the optimizer holds model's parameters, which are net's. */
-static ct_status train_epochs(ct_module *net, const ct_train_data *data, const ct_train_config *config,
-                              const ct_train_observer *observer, ct_train_result *result)
+ * on config->device; the optimizer holds model's parameters, which are net's. Validation runs on
+ * evaluated (net, or the plain model under DistributedDataParallel); observer->on_state gets the
+ * plain model. */
+static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evaluated, const ct_train_data *data,
+                              const ct_train_config *config, const ct_train_observer *observer,
+                              ct_train_result *result)
 {
     ct_manual_seed(config->seed);
-    ct_optimizer *optimizer = make_optimizer(config, net);
-    if (!optimizer) return ct_train_fail_library("making the optimizer");
     ct_data_loader *loader;
     ct_status status = make_loader(data, config, &loader);
-    if (status != CT_OK) {
-        ct_optimizer_free(optimizer);
-        return status;
-    }
+    if (status != CT_OK) return status;
+    updater u;
+    status = make_updater(config, net, ct_data_loader_num_batches(loader), &u);
     int64_t samples = 0;
-    for (int epoch = 1; epoch <= config->epochs && status == CT_OK; epoch++) {
-        ct_train_epoch stats = {.epochs = config->epochs};
-        status = run_epoch(net, optimizer, loader, config->distributed, epoch, observer, &stats);
+    int epoch = config->resume ? config->resume->epoch + 1 : 1;
+    for (; epoch <= config->epochs && status == CT_OK; epoch++) {
+        ct_train_epoch stats = {.epochs = config->epochs, .val_accuracy = NAN, .lr = ct_optimizer_lr(u.optimizer)};
+        status = run_epoch(net, &u, loader, config->distributed, epoch, observer, &stats);
+        if (status != CT_OK) break;
+        if (data->val) status = ct_train_evaluate(evaluated, data->val, config->device, &stats.val_accuracy);
+        if (status == CT_OK && u.scheduler && !u.schedule_per_batch && ct_lr_scheduler_step(u.scheduler) != CT_OK)
+            status = ct_train_fail_library("the learning-rate schedule");
         if (status != CT_OK) break;
         samples += stats.samples;
         result->train_seconds += stats.seconds;
@@ -191,9 +258,17 @@ static ct_status train_epochs(ct_module *net, const ct_train_data *data, const c
                                    "training diverged (try a smaller --lr; inputs are scaled by 1/16, as "
                                    "digits' 0..16); stopped, nothing saved (--allow-nonfinite goes on)",
                                    epoch, config->epochs, stats.loss);
+        if (status != CT_OK) break;
+        if (observer && observer->on_state) {
+            ct_train_state now = {0};
+            status = keep_state(&u, epoch, &now);
+            if (status == CT_OK) status = observer->on_state(observer->context, model, &now);
+            ct_train_state_free(&now);
+        }
     }
+    if (status == CT_OK) status = keep_state(&u, epoch - 1, &result->state);
     ct_data_loader_destroy(loader);
-    ct_optimizer_free(optimizer);
+    free_updater(&u);
     if (status != CT_OK) return status;
     result->samples_per_second = result->train_seconds > 0 ? (double)samples / result->train_seconds : 0.0;
     return CT_OK;
@@ -230,13 +305,14 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
         net = ct_distributed_data_parallel(model, NULL); /* rank 0's initial weights for every rank */
         if (!net) return ct_train_fail_library("wrapping the model in DistributedDataParallel");
     }
-    ct_status status = train_epochs(net, data, config, observer, result);
+    ct_status status = train_epochs(model, net, config->distributed ? model : net, data, config, observer, result);
     /* DataParallel tests through its wrapper (which splits the test batches too); under DDP every
      * rank tests the plain model alone, which needs no other rank. */
     if (status == CT_OK)
         status = ct_train_evaluate(config->distributed ? model : net, data->test, config->device,
                                    &result->test_accuracy);
     if (net != model) ct_module_release(net);
+    if (status != CT_OK) ct_train_state_free(&result->state);
     return status;
 }
 

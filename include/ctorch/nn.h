@@ -202,6 +202,18 @@ ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, do
  * mean over N of -log_probs[n, target[n]]. */
 ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
 
+
+/* ---- gradient clipping (torch.nn.utils.clip_grad_norm_) ----
+ * The norm of the gradients of params[0..count) taken together: for norm_type p >= 1 (2 is the
+ * Euclidean norm) (sum over every element of |g|^p)^(1/p), for INFINITY the largest |g|. Each
+ * gradient is scaled in place by min(1, max_norm / (total_norm + 1e-6)), as PyTorch does (with
+ * error_if_nonfinite=False: a NaN total makes the gradients NaN; the total says so). Parameters
+ * without a gradient are skipped (none at all: the total is 0). *total_norm (may be NULL) receives
+ * the norm before clipping. Gradients may be on any devices: each one's norm is computed on its
+ * device in its dtype, the total combined in float64 on the host. max_norm >= 0. */
+ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max_norm, double norm_type,
+                             double *total_norm);
+
 #ifdef __cplusplus
 }
 #endif

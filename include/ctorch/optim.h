@@ -94,6 +94,55 @@ ct_state_dict *ct_optimizer_state_dict(const ct_optimizer *optimizer);
  * checked first: on an error nothing changes. */
 ct_status ct_optimizer_load_state_dict(ct_optimizer *optimizer, const ct_state_dict *sd);
 
+
+/* ---- learning-rate schedules (torch.optim.lr_scheduler) ----
+ * A scheduler sets its optimizer's learning rate (ct_optimizer_set_lr) from a count of steps,
+ * last_epoch: the constructor applies the value at 0 (as PyTorch's constructors do), and each
+ * ct_lr_scheduler_step advances the count by one and applies the next value. Every value is
+ * PyTorch's closed form of the schedule (its _get_closed_form_lr where it has one), computed from
+ * the base learning rate (the optimizer's at construction) and the count alone, so that a schedule
+ * restored with ct_lr_scheduler_set_last_epoch continues with the very same values. A scheduler
+ * borrows its optimizer, which must outlive it. */
+typedef struct ct_lr_scheduler ct_lr_scheduler;
+
+/* StepLR: base_lr * gamma^floor(t / step_size). step_size >= 1, gamma > 0. */
+ct_status ct_lr_scheduler_step_lr(ct_optimizer *optimizer, int64_t step_size, double gamma, ct_lr_scheduler **out);
+/* CosineAnnealingLR: eta_min + (base_lr - eta_min) (1 + cos(pi t / t_max)) / 2. t_max >= 1,
+ * eta_min >= 0. Past t_max the cosine goes on (as PyTorch's closed form does). */
+ct_status ct_lr_scheduler_cosine_annealing(ct_optimizer *optimizer, int64_t t_max, double eta_min,
+                                           ct_lr_scheduler **out);
+/* LinearLR (a linear warm-up): base_lr * (start + (end - start) min(t, total_iters) / total_iters).
+ * 0 < start_factor <= 1, 0 <= end_factor <= 1, total_iters >= 1. */
+ct_status ct_lr_scheduler_linear(ct_optimizer *optimizer, double start_factor, double end_factor,
+                                 int64_t total_iters, ct_lr_scheduler **out);
+/* OneCycleLR (two phases): from max_lr / div_factor up to max_lr over the first
+ * pct_start * total_steps - 1 steps, then down to max_lr / div_factor / final_div_factor at step
+ * total_steps - 1, by cosine (or linear) annealing. Stepping more than total_steps times is an
+ * error (total_steps + 1 values in all, the first at construction). Unlike PyTorch's default, momentum is not cycled (cycle_momentum=False). */
+typedef struct ct_one_cycle_options {
+    double pct_start;        /* 0.3 */
+    double div_factor;       /* 25 */
+    double final_div_factor; /* 1e4 */
+    bool linear_anneal;      /* false: 'cos' */
+} ct_one_cycle_options;
+ct_one_cycle_options ct_one_cycle_options_default(void);
+/* options may be NULL: the defaults. */
+ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int64_t total_steps,
+                                    const ct_one_cycle_options *options, ct_lr_scheduler **out);
+
+/* Advances the count by one and sets the optimizer's learning rate. */
+ct_status ct_lr_scheduler_step(ct_lr_scheduler *scheduler);
+/* The learning rate the scheduler last set (get_last_lr()[0]); NaN for NULL. */
+double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *scheduler);
+/* The count of steps (PyTorch's last_epoch; 0 after construction); -1 for NULL. */
+int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *scheduler);
+/* Resuming: sets the count and applies its learning rate (as load_state_dict then get_last_lr). */
+ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *scheduler, int64_t last_epoch);
+/* "StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR". */
+const char *ct_lr_scheduler_kind(const ct_lr_scheduler *scheduler);
+/* NULL-safe; leaves the optimizer's learning rate as it is. */
+void ct_lr_scheduler_free(ct_lr_scheduler *scheduler);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,11 @@ ct_tensor *ct_linspace(double start, double end, int64_t steps, ct_dtype dtype, 
  * gives the same numbers on every device. */
 void ct_manual_seed(uint64_t seed);          /* seeds every device */
 uint64_t ct_initial_seed(void);
+/* Every device's generator state (the seed and each device's counter) as a new int64 CPU tensor,
+ * and setting it back (torch.get_rng_state / set_rng_state for all devices at once): what a
+ * training checkpoint keeps so that a resumed run draws the numbers an uninterrupted one would. */
+ct_tensor *ct_get_rng_state(void);
+ct_status ct_set_rng_state(const ct_tensor *state);
 ct_tensor *ct_rand(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);  /* [0, 1) */
 ct_tensor *ct_randn(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device); /* N(0, 1) */
 /* Integers in [low, high). */

@@ -4,6 +4,7 @@
  * 64-bit counter offset that advances by the number of values each call draws. Element i of a
  * call uses counter offset + i, so one seed gives the same numbers on every device. */
 #include <pthread.h>
+#include <string.h>
 
 #include "tensor/random_internal.h"
 #include "tensor/tensor_internal.h"
@@ -141,4 +142,37 @@ ct_tensor *ct_randint(int64_t low, int64_t high, const int64_t *shape, int ndim,
 {
     CT_API_ENTER;
     return ct_api_return(randint(low, high, shape, ndim, dtype, device));
+}
+
+/* ---- the generators' state (torch.get_rng_state / set_rng_state, for every device) ---- */
+enum { RNG_STATE_VALUES = 1 + CT_DEVICE_TYPE_COUNT * CT_MAX_DEVICES_PER_TYPE };
+
+ct_tensor *ct_get_rng_state(void)
+{
+    CT_API_ENTER;
+    int64_t shape[1] = {RNG_STATE_VALUES};
+    uint64_t values[RNG_STATE_VALUES];
+    pthread_mutex_lock(&generator_lock);
+    values[0] = generator_seed;
+    memcpy(values + 1, generator_offsets, sizeof generator_offsets);
+    pthread_mutex_unlock(&generator_lock);
+    return ct_api_return(ct_tensor_from_data(values, CT_I64, shape, 1, CT_DEVICE_CPU));
+}
+
+ct_status ct_set_rng_state(const ct_tensor *state)
+{
+    const char *function = "ct_set_rng_state";
+    if (!state) return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument 'state' is NULL", function);
+    if (state->dtype != CT_I64 || ct_numel(state) != RNG_STATE_VALUES)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: state is %s of %lld values; a state from "
+                        "ct_get_rng_state is int64 of %d values", function, ct_dtype_name(state->dtype),
+                        (long long)ct_numel(state), RNG_STATE_VALUES);
+    uint64_t values[RNG_STATE_VALUES];
+    ct_status status = ct_tensor_to_array(state, values, sizeof values);
+    if (status != CT_OK) return status;
+    pthread_mutex_lock(&generator_lock);
+    generator_seed = values[0];
+    memcpy(generator_offsets, values + 1, sizeof generator_offsets);
+    pthread_mutex_unlock(&generator_lock);
+    return CT_OK;
 }

@@ -72,6 +72,7 @@ static ct_module *train_over(ct_train_model kind, const ct_train_data *data, int
     ct_train_observer observer = {.on_step = record_loss, .context = losses};
     ct_train_result result;
     if (ct_train_run(model, data, &config, &observer, &result) != CT_OK) fail_msg("%s", ct_train_error_message());
+    ct_train_state_free(&result.state);
     *accuracy = result.test_accuracy;
     return model;
 }

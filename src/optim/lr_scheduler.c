@@ -1,0 +1,221 @@
+/* Learning-rate schedules (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LinearLR and
+ * OneCycleLR, each a closed form of the step count, so that a restored count gives the same
+ * values as an uninterrupted run. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "optim/optimizer_internal.h"
+
+/* A status-returning function's NULL argument: reported as such even after an earlier failure. */
+static ct_status null_argument(const char *function, const char *argument)
+{
+    return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", function, argument);
+}
+
+typedef enum schedule_kind { STEP_LR, COSINE_ANNEALING, LINEAR, ONE_CYCLE } schedule_kind;
+
+static const char *const kind_names[] = {"StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR"};
+
+struct ct_lr_scheduler {
+    schedule_kind kind;
+    ct_optimizer *optimizer;
+    double base_lr;
+    int64_t last_epoch;
+    double last_lr;
+    /* StepLR: step_size, gamma; CosineAnnealingLR: t_max, eta_min; LinearLR: total_iters and the
+     * two factors; OneCycleLR: total_steps, max_lr and its options. */
+    int64_t period;
+    double a, b;
+    ct_one_cycle_options one_cycle;
+};
+
+/* PyTorch's OneCycleLR annealing from start to end at pct in [0, 1]. */
+static double anneal(const ct_lr_scheduler *s, double start, double end, double pct)
+{
+    if (s->one_cycle.linear_anneal) return (end - start) * pct + start;
+    return end + (start - end) / 2.0 * (cos(M_PI * pct) + 1.0);
+}
+
+/* OneCycleLR's two phases: initial -> max_lr until step pct_start * total - 1, then -> min. */
+static double one_cycle_lr(const ct_lr_scheduler *s, int64_t t)
+{
+    double max_lr = s->a, initial = max_lr / s->one_cycle.div_factor;
+    double min_lr = initial / s->one_cycle.final_div_factor;
+    double phase1_end = s->one_cycle.pct_start * (double)s->period - 1.0;
+    double phase2_end = (double)s->period - 1.0;
+    double step = (double)t;
+    if (step <= phase1_end) return anneal(s, initial, max_lr, step / phase1_end);
+    return anneal(s, max_lr, min_lr, (step - phase1_end) / (phase2_end - phase1_end));
+}
+
+static double lr_at(const ct_lr_scheduler *s, int64_t t)
+{
+    switch (s->kind) {
+    case STEP_LR: return s->base_lr * pow(s->b, (double)(t / s->period));
+    case COSINE_ANNEALING:
+        return s->b + (s->base_lr - s->b) * (1.0 + cos(M_PI * (double)t / (double)s->period)) / 2.0;
+    case LINEAR: {
+        double done = (double)(t < s->period ? t : s->period) / (double)s->period;
+        return s->base_lr * (s->a + (s->b - s->a) * done);
+    }
+    case ONE_CYCLE: return one_cycle_lr(s, t);
+    }
+    return s->base_lr;
+}
+
+/* Sets the count to t and the optimizer's learning rate to the schedule's value there. */
+static ct_status apply(ct_lr_scheduler *s, int64_t t)
+{
+    double lr = lr_at(s, t);
+    ct_status status = ct_optimizer_set_lr(s->optimizer, lr);
+    if (status != CT_OK) return status;
+    s->last_epoch = t;
+    s->last_lr = lr;
+    return CT_OK;
+}
+
+static ct_status create(const char *function, ct_optimizer *optimizer, ct_lr_scheduler *init,
+                        ct_lr_scheduler **out)
+{
+    *out = NULL;
+    ct_lr_scheduler *s = malloc(sizeof *s);
+    if (!s) return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
+    *s = *init;
+    s->optimizer = optimizer;
+    s->base_lr = ct_optimizer_lr(optimizer);
+    ct_status status = apply(s, 0);
+    if (status != CT_OK) {
+        free(s);
+        return status;
+    }
+    *out = s;
+    return CT_OK;
+}
+
+/* The checks every constructor makes first: out and optimizer given. */
+static ct_status check_common(const char *function, const ct_optimizer *optimizer, ct_lr_scheduler **out)
+{
+    if (!out) return null_argument(function, "out");
+    *out = NULL;
+    if (!optimizer) return null_argument(function, "optimizer");
+    return CT_OK;
+}
+
+ct_status ct_lr_scheduler_step_lr(ct_optimizer *optimizer, int64_t step_size, double gamma, ct_lr_scheduler **out)
+{
+    const char *function = "ct_lr_scheduler_step_lr";
+    ct_status status = check_common(function, optimizer, out);
+    if (status != CT_OK) return status;
+    if (step_size < 1)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: step_size is %lld; it must be at least 1", function,
+                        (long long)step_size);
+    if (!(gamma > 0.0) || !isfinite(gamma))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: gamma is %g; it must be a positive number", function, gamma);
+    return create(function, optimizer, &(ct_lr_scheduler){.kind = STEP_LR, .period = step_size, .b = gamma}, out);
+}
+
+ct_status ct_lr_scheduler_cosine_annealing(ct_optimizer *optimizer, int64_t t_max, double eta_min,
+                                           ct_lr_scheduler **out)
+{
+    const char *function = "ct_lr_scheduler_cosine_annealing";
+    ct_status status = check_common(function, optimizer, out);
+    if (status != CT_OK) return status;
+    if (t_max < 1)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: t_max is %lld; it must be at least 1", function,
+                        (long long)t_max);
+    if (!(eta_min >= 0.0) || !isfinite(eta_min))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: eta_min is %g; it must be a number >= 0", function, eta_min);
+    return create(function, optimizer,
+                  &(ct_lr_scheduler){.kind = COSINE_ANNEALING, .period = t_max, .b = eta_min}, out);
+}
+
+ct_status ct_lr_scheduler_linear(ct_optimizer *optimizer, double start_factor, double end_factor,
+                                 int64_t total_iters, ct_lr_scheduler **out)
+{
+    const char *function = "ct_lr_scheduler_linear";
+    ct_status status = check_common(function, optimizer, out);
+    if (status != CT_OK) return status;
+    /* PyTorch's wording and bounds. */
+    if (!(start_factor > 0.0 && start_factor <= 1.0))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: Starting multiplicative factor expected to be greater "
+                        "than 0 and less or equal to 1, got %g", function, start_factor);
+    if (!(end_factor >= 0.0 && end_factor <= 1.0))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: Ending multiplicative factor expected to be between 0 "
+                        "and 1, got %g", function, end_factor);
+    if (total_iters < 1)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: total_iters is %lld; it must be at least 1", function,
+                        (long long)total_iters);
+    return create(function, optimizer,
+                  &(ct_lr_scheduler){.kind = LINEAR, .period = total_iters, .a = start_factor, .b = end_factor},
+                  out);
+}
+
+ct_one_cycle_options ct_one_cycle_options_default(void)
+{
+    return (ct_one_cycle_options){.pct_start = 0.3, .div_factor = 25.0, .final_div_factor = 1e4,
+                                  .linear_anneal = false};
+}
+
+ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int64_t total_steps,
+                                    const ct_one_cycle_options *options, ct_lr_scheduler **out)
+{
+    const char *function = "ct_lr_scheduler_one_cycle";
+    ct_status status = check_common(function, optimizer, out);
+    if (status != CT_OK) return status;
+    ct_one_cycle_options o = options ? *options : ct_one_cycle_options_default();
+    if (!(max_lr > 0.0) || !isfinite(max_lr))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: max_lr is %g; it must be a positive number", function, max_lr);
+    if (total_steps < 2)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: total_steps is %lld; it must be at least 2", function,
+                        (long long)total_steps);
+    if (!(o.pct_start > 0.0 && o.pct_start < 1.0))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: Expected float between 0 and 1 pct_start, but got %g",
+                        function, o.pct_start);
+    /* Both phases must span at least one step, or an annealing fraction divides by zero. */
+    double phase1_end = o.pct_start * (double)total_steps - 1.0;
+    if (!(phase1_end > 0.0 && phase1_end < (double)total_steps - 1.0))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: pct_start %g of %lld steps leaves a phase without steps; "
+                        "give more steps or a pct_start nearer 0.5", function, o.pct_start, (long long)total_steps);
+    if (!(o.div_factor > 0.0) || !(o.final_div_factor > 0.0) || !isfinite(o.div_factor) ||
+        !isfinite(o.final_div_factor))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: div_factor (%g) and final_div_factor (%g) must be "
+                        "positive numbers", function, o.div_factor, o.final_div_factor);
+    ct_lr_scheduler init = {.kind = ONE_CYCLE, .period = total_steps, .a = max_lr, .one_cycle = o};
+    return create(function, optimizer, &init, out);
+}
+
+/* A count the schedule has a value for: OneCycleLR ends after total_steps steps. */
+static ct_status check_count(const char *function, const ct_lr_scheduler *s, int64_t t)
+{
+    if (t < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: last_epoch is %lld; it must not be negative", function,
+                        (long long)t);
+    if (s->kind == ONE_CYCLE && t > s->period) /* PyTorch's bound: total_steps steps after the first lr */
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: Tried to step %lld times. The specified number of total "
+                        "steps is %lld", function, (long long)t, (long long)s->period);
+    return CT_OK;
+}
+
+ct_status ct_lr_scheduler_step(ct_lr_scheduler *s)
+{
+    const char *function = "ct_lr_scheduler_step";
+    if (!s) return null_argument(function, "scheduler");
+    ct_status status = check_count(function, s, s->last_epoch + 1);
+    return status != CT_OK ? status : apply(s, s->last_epoch + 1);
+}
+
+ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *s, int64_t last_epoch)
+{
+    const char *function = "ct_lr_scheduler_set_last_epoch";
+    if (!s) return null_argument(function, "scheduler");
+    ct_status status = check_count(function, s, last_epoch);
+    return status != CT_OK ? status : apply(s, last_epoch);
+}
+
+double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *s) { return s ? s->last_lr : NAN; }
+
+int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *s) { return s ? s->last_epoch : -1; }
+
+const char *ct_lr_scheduler_kind(const ct_lr_scheduler *s) { return s ? kind_names[s->kind] : NULL; }
+
+void ct_lr_scheduler_free(ct_lr_scheduler *s) { free(s); }

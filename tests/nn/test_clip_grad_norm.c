@@ -1,0 +1,166 @@
+/* ct_clip_grad_norm_ as torch.nn.utils.clip_grad_norm_: the total norm of several gradients
+ * (2, 1, 3 and infinity norms) against a float64 reference, the gradients scaled by
+ * max_norm / (total + 1e-6) when it is larger, untouched bit for bit when it is not, on the cpu
+ * and every OpenCL device (PoCL), also with gradients spread over devices; parameters without a
+ * gradient are skipped; a NaN gradient gives a NaN total (as PyTorch); bad arguments refused. */
+#include "nn/nn_test.h"
+
+#include <string.h>
+
+enum { A = 5, B = 3 };
+
+static double grad_a(int i) { return 0.3 * i - 0.7 + 0.01 * i * i; }
+static double grad_b(int i) { return 1.5 - 0.9 * i; }
+
+/* A parameter of n elements on device whose gradient is values (the backward of sum(p * c)). */
+static ct_tensor *param_with_grad(const double *values, int n, ct_dtype dtype, ct_device device)
+{
+    int64_t shape[1] = {n};
+    ct_tensor *p = ct_zeros(shape, 1, dtype, device);
+    ct_tensor *c = tensor_of(values, shape, 1, dtype, device);
+    assert_int_equal(ct_requires_grad_(p, true), CT_OK);
+    ct_tensor *loss = ct_sum(ct_mul(p, c), NULL, 0, false);
+    assert_non_null(loss);
+    assert_int_equal(ct_backward(loss), CT_OK);
+    ct_release(c);
+    return p;
+}
+
+/* The float64 reference: (sum |g|^p)^(1/p), or max |g|. */
+static double reference_norm(const double *a, const double *b, double p)
+{
+    double total = 0.0;
+    for (int i = 0; i < A + B; i++) {
+        double g = fabs(i < A ? a[i] : b[i - A]);
+        total = isinf(p) ? fmax(total, g) : total + pow(g, p);
+    }
+    return isinf(p) ? total : pow(total, 1.0 / p);
+}
+
+static void check_on(ct_device da, ct_device db, ct_dtype dtype)
+{
+    double a[A], b[B];
+    for (int i = 0; i < A; i++) a[i] = grad_a(i);
+    for (int i = 0; i < B; i++) b[i] = grad_b(i);
+    const double norms[] = {2.0, 1.0, 3.0, INFINITY};
+    double rtol = dtype == CT_F32 ? 2e-6 : 1e-13;
+    for (size_t k = 0; k < sizeof norms / sizeof *norms; k++) {
+        double want = reference_norm(a, b, norms[k]);
+        /* Clipping to half the norm: every gradient times max_norm / (total + 1e-6). */
+        ct_scope_push();
+        ct_tensor *params[3] = {param_with_grad(a, A, dtype, da), ct_zeros((int64_t[]){2}, 1, dtype, da),
+                                param_with_grad(b, B, dtype, db)};
+        ct_requires_grad_(params[1], true); /* no gradient: skipped */
+        double total = -1;
+        assert_int_equal(ct_clip_grad_norm_(params, 3, want / 2, norms[k], &total), CT_OK);
+        if (!(fabs(total - want) <= rtol * want)) fail_msg("norm %g: total %.17g, want %.17g", norms[k], total, want);
+        double coef = (want / 2) / (want + 1e-6), got[A], expect[A];
+        values_of(ct_grad(params[0]), got, A);
+        for (int i = 0; i < A; i++) expect[i] = a[i] * coef;
+        assert_close_array(got, expect, A, rtol, 1e-12, "clipped a");
+        values_of(ct_grad(params[2]), got, B);
+        for (int i = 0; i < B; i++) expect[i] = b[i] * coef;
+        assert_close_array(got, expect, B, rtol, 1e-12, "clipped b");
+        assert_null(ct_grad(params[1]));
+
+        /* A larger max_norm leaves every bit as it was. */
+        double before[A], after[A];
+        values_of(ct_grad(params[0]), before, A);
+        assert_int_equal(ct_clip_grad_norm_(params, 3, 1e6, norms[k], NULL), CT_OK);
+        values_of(ct_grad(params[0]), after, A);
+        assert_memory_equal(before, after, sizeof before);
+        for (int i = 0; i < 3; i++) ct_release(params[i]);
+        ct_scope_pop();
+    }
+}
+
+static void the_total_norm_and_the_clipped_gradients_match_a_float64_reference(void **state)
+{
+    (void)state;
+    check_on(CT_DEVICE_CPU, CT_DEVICE_CPU, CT_F32);
+    check_on(CT_DEVICE_CPU, CT_DEVICE_CPU, CT_F64);
+    int count = ct_device_count(CT_OPENCL);
+    for (int d = 0; d < count; d++) {
+        ct_device device = {CT_OPENCL, d};
+        check_on(device, device, CT_F32);
+        check_on(device, CT_DEVICE_CPU, CT_F32); /* gradients on two devices */
+    }
+    if (count == 0) print_message("no OpenCL device: checked on the cpu only\n");
+}
+
+static void no_gradients_give_a_zero_total(void **state)
+{
+    (void)state;
+    ct_tensor *p = ct_zeros((int64_t[]){4}, 1, CT_F32, CT_DEVICE_CPU);
+    double total = -1;
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 2.0, &total), CT_OK);
+    assert_true(total == 0.0);
+    assert_int_equal(ct_clip_grad_norm_(NULL, 0, 1.0, 2.0, &total), CT_OK);
+    assert_true(total == 0.0);
+    ct_release(p);
+}
+
+static void a_nan_gradient_gives_a_nan_total(void **state)
+{
+    (void)state;
+    double values[3] = {1.0, NAN, 2.0};
+    ct_tensor *p = param_with_grad(values, 3, CT_F32, CT_DEVICE_CPU);
+    double total = 0, got[3];
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 2.0, &total), CT_OK);
+    assert_true(isnan(total));
+    values_of(ct_grad(p), got, 3);
+    for (int i = 0; i < 3; i++) assert_true(isnan(got[i])); /* PyTorch: grads * nan */
+    ct_release(p);
+}
+
+static void bad_arguments_are_refused(void **state)
+{
+    (void)state;
+    double values[2] = {3.0, 4.0};
+    ct_tensor *p = param_with_grad(values, 2, CT_F32, CT_DEVICE_CPU);
+    double total = -1;
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, -1.0, 2.0, &total), CT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ct_last_error_message(), "max_norm is -1"));
+    assert_true(total == 0.0);
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, NAN, 2.0, NULL), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 0.5, NULL), CT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ct_last_error_message(), "norm_type is 0.5"));
+    assert_int_equal(ct_clip_grad_norm_(&p, -1, 1.0, 2.0, NULL), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_clip_grad_norm_(NULL, 1, 1.0, 2.0, NULL), CT_ERR_NULL_ARGUMENT);
+    ct_tensor *with_null[2] = {p, NULL};
+    assert_int_equal(ct_clip_grad_norm_(with_null, 2, 1.0, 2.0, NULL), CT_ERR_NULL_ARGUMENT);
+    assert_non_null(strstr(ct_last_error_message(), "params[1] is NULL"));
+    /* Nothing refused changed the gradient: 3-4-5 clips to 1 now. */
+    assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 2.0, &total), CT_OK);
+    assert_true(fabs(total - 5.0) < 1e-6);
+    double got[2];
+    values_of(ct_grad(p), got, 2);
+    assert_true(fabs(got[0] - 0.6) < 1e-6 && fabs(got[1] - 0.8) < 1e-6);
+    ct_release(p);
+}
+
+/* Every test in a scope: what the checks' calls return is released with it. */
+static int push(void **state)
+{
+    (void)state;
+    ct_scope_push();
+    return 0;
+}
+
+static int pop(void **state)
+{
+    (void)state;
+    ct_scope_pop();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(the_total_norm_and_the_clipped_gradients_match_a_float64_reference, push, pop),
+        cmocka_unit_test_setup_teardown(no_gradients_give_a_zero_total, push, pop),
+        cmocka_unit_test_setup_teardown(a_nan_gradient_gives_a_nan_total, push, pop),
+        cmocka_unit_test_setup_teardown(bad_arguments_are_refused, push, pop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
