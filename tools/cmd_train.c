@@ -8,6 +8,7 @@
  * of a DistributedDataParallel job (tools/tool_job.c): it trains on its device (its local rank's,
  * or --device) with --batch-size samples per step, and rank 0 alone prints the whole job's figures
  * and saves. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
