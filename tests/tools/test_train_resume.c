@@ -306,8 +306,8 @@ static void the_command_resumes_to_the_same_checkpoint(void **state)
     snprintf(args, sizeof args, "train %s --epochs 2 --resume %s --save %s", options, first, resumed);
     char *rest = succeeds(args);
     /* The resumed run prints epoch 2 alone, with the numbers of the straight run's epoch 2. */
-    assert_null(strstr(rest, "{\"epoch\": 1,"));
-    cJSON *e1 = json_line(whole, "{\"epoch\": 2,"), *e2 = json_line(rest, "{\"epoch\": 2,");
+    assert_null(strstr(rest, "{\"epoch\":1,"));
+    cJSON *e1 = json_line(whole, "{\"epoch\":2,"), *e2 = json_line(rest, "{\"epoch\":2,");
     const char *keys[] = {"loss", "accuracy", "val_accuracy", "lr"};
     for (int i = 0; i < 4; i++)
         if (cJSON_GetNumberValue(cJSON_GetObjectItem(e1, keys[i])) !=
@@ -412,7 +412,7 @@ static void epoch_lines_name_their_accuracies(void **state)
     assert_null(strstr(out, "  lr ")); /* the rate is said where it changes */
     free(out);
     out = succeeds("train --device cpu --epochs 1 --val-fraction 0.2 --json");
-    cJSON *epoch = json_line(out, "{\"epoch\": 1,");
+    cJSON *epoch = json_line(out, "{\"epoch\":1,");
     double val = cJSON_GetNumberValue(cJSON_GetObjectItem(epoch, "val_accuracy"));
     assert_true(val > 0.5 && val <= 1.0);
     cJSON_Delete(epoch);
@@ -423,7 +423,7 @@ static void epoch_lines_name_their_accuracies(void **state)
 static double first_epoch_loss(const char *args)
 {
     char *out = succeeds(args);
-    cJSON *epoch = json_line(out, "{\"epoch\": 1,");
+    cJSON *epoch = json_line(out, "{\"epoch\":1,");
     double loss = cJSON_GetNumberValue(cJSON_GetObjectItem(epoch, "loss"));
     cJSON_Delete(epoch);
     free(out);
