@@ -11,6 +11,12 @@
 #include "backend/cpu/cpu_blas_workspace.h"
 #include "test_common.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CT_TEST_CLANG_ASAN 1
+#endif
+#endif
+
 /* The process's mapped bytes (the first field of /proc/self/statm, in pages). */
 static size_t mapped_bytes(void)
 {
@@ -42,7 +48,7 @@ static void set_address_space_limit(rlim_t bytes)
 static void a_product_without_room_for_openblas_fails_then_works_with_room(void **state)
 {
     (void)state;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(CT_TEST_CLANG_ASAN)
     skip(); /* AddressSanitizer's shadow memory takes terabytes of address space */
 #endif
     /* Large enough to run on every OpenBLAS thread (m*n*k >= 65536 * 4). */
