@@ -81,7 +81,7 @@ static void a_product_without_room_for_openblas_fails_then_works_with_room(void 
     alarm(0);
     set_address_space_limit(before.rlim_cur);
     assert_null(c);
-    assert_error(CT_ERR_OUT_OF_MEMORY, "OpenBLAS needs 128 MiB more for its work buffer");
+    assert_error(CT_ERR_OUT_OF_MEMORY, "out of memory for OpenBLAS's work buffer: it maps 128 MiB for each thread");
 
     /* OpenBLAS's threads map their buffers when they start, which on a busy machine may still be
      * under way: wait until the mappings stop changing, and count a late thread's buffer too. */

@@ -38,11 +38,11 @@ ct_status ct_cpu_blas_workspace_enter(void)
     if (can_map(bytes)) return CT_OK;
     atomic_fetch_sub(&callers_in_flight, 1);
     return ct_error(CT_ERR_OUT_OF_MEMORY,
-                    "cpu matmul: OpenBLAS needs %zu MiB more for its work buffer (%zu MiB for each "
-                    "thread that calls it at once, mapped on first use), and the process cannot "
-                    "map that much more: its address space is limited (ulimit -v) or memory is "
-                    "exhausted; free memory or raise the limit",
-                    bytes >> 20, CT_OPENBLAS_BUFFER_BYTES >> 20);
+                    "cpu matmul: out of memory for OpenBLAS's work buffer: it maps %zu MiB for each "
+                    "thread that calls it at once, on first use, and the process cannot map %zu MiB "
+                    "more: its address space is limited (ulimit -v) or memory is exhausted; free "
+                    "memory or raise the limit",
+                    CT_OPENBLAS_BUFFER_BYTES >> 20, bytes >> 20);
 }
 
 void ct_cpu_blas_workspace_leave(void)
