@@ -34,10 +34,6 @@ bool ct_arg_double(const char *command, const char *option, const char *text, do
 /* A file that exists and can be read. */
 bool ct_arg_readable_file(const char *command, const char *option, const char *path);
 
-/* Restarts the program with OMP_WAIT_POLICY=passive unless the variable is set
- * (tools/tool_env.c says why); returns only when it is set or the restart fails. */
-void ct_tool_prefer_passive_waiting(char **argv);
-
 /* ---- devices (tools/tool_device.c) ---- */
 /* The device named by text (`--device`). When text is NULL: the best one here (ct_best_device,
  * which reads CTORCH_DEVICE), or for one rank of a job of several (job, may be NULL) ct_dist_device's

@@ -9,11 +9,19 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/core_internal.h"
+#include "startup/passive_waiting.h"
 
 static bool cpu_init(char *reason, size_t reason_size)
 {
     (void)reason;
     (void)reason_size;
+    /* The call also keeps libctorch_passive_waiting among the libraries the linker records (one
+     * that links with --as-needed drops a library whose functions are never called). */
+    int set = ct_passive_waiting_set();
+    if (set)
+        ct_log_message(CT_LOG_DEBUG, "cpu: threads wait passively (set by ctorch:%s%s)",
+                       set & CT_PASSIVE_SET_OMP_WAIT_POLICY ? " OMP_WAIT_POLICY=passive" : "",
+                       set & CT_PASSIVE_SET_OPENBLAS_THREAD_TIMEOUT ? " OPENBLAS_THREAD_TIMEOUT=4" : "");
     return true;
 }
 

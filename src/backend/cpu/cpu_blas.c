@@ -2,6 +2,7 @@
 #include <cblas.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_blas_workspace.h"
 #include "core/core_internal.h"
 
 ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
@@ -10,6 +11,11 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
     (void)stream;
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
+    if (g->dtype != CT_F32 && g->dtype != CT_F64)
+        return ct_error(CT_ERR_DTYPE, "cpu gemm: dtype %s has no BLAS routine", ct_dtype_name(g->dtype));
+    /* OpenBLAS hangs when it cannot map its work buffer: fail before calling it instead. */
+    ct_status status = ct_cpu_blas_workspace_enter();
+    if (status != CT_OK) return status;
     for (long i = 0; i < g->batch; i++) {
         if (g->dtype == CT_F32) {
             const float *a = (const float *)g->a + g->a_offset + i * g->a_batch_stride;
@@ -17,16 +23,14 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
             float *c = (float *)g->c + g->c_offset + i * g->c_batch_stride;
             cblas_sgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, (float)g->alpha, a,
                         (int)g->lda, b, (int)g->ldb, (float)g->beta, c, (int)g->ldc);
-        } else if (g->dtype == CT_F64) {
+        } else {
             const double *a = (const double *)g->a + g->a_offset + i * g->a_batch_stride;
             const double *b = (const double *)g->b + g->b_offset + i * g->b_batch_stride;
             double *c = (double *)g->c + g->c_offset + i * g->c_batch_stride;
             cblas_dgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, g->alpha, a,
                         (int)g->lda, b, (int)g->ldb, g->beta, c, (int)g->ldc);
-        } else {
-            return ct_error(CT_ERR_DTYPE, "cpu gemm: dtype %s has no BLAS routine",
-                            ct_dtype_name(g->dtype));
         }
     }
+    ct_cpu_blas_workspace_leave();
     return CT_OK;
 }

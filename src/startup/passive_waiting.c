@@ -1,0 +1,37 @@
+/* libctorch_passive_waiting: makes the OpenMP runtime and OpenBLAS's threads wait passively (they
+ * sleep, instead of spinning, while they wait for work) in every program that loads ctorch, unless
+ * the user chose otherwise.
+ *
+ * Spinning threads take the cores from each other on a busy machine: on 2 shared cores, ctorch's
+ * training ran about 4x slower with libgomp's default (spin about 300000 times before sleeping)
+ * than with OMP_WAIT_POLICY=passive, and OpenBLAS's own threads (pthreads build) spin with
+ * sched_yield for about 2^28 cycles after every GEMM while ctorch's OpenMP threads want the cores.
+ *
+ * Both libraries read their environment once, in their own constructors, before main runs, and have
+ * no call to change it afterwards. So the variables must be set by a constructor that runs before
+ * theirs: this one, in a library of its own that needs nothing but libc. The dynamic loader runs
+ * the constructors of objects that do not depend on each other in the reverse of the order they
+ * were loaded in (glibc's sort, old and new), and libctorch lists this library after libgomp and
+ * OpenBLAS, so it is loaded after them and its constructor runs before theirs. libctorch cannot do
+ * this itself: it depends on libgomp, whose constructor therefore runs first. (-z initfirst would
+ * run it even before libc's own, whose start then replaces the environment we set.)
+ * tests/backend/test_openmp_threads_sleep.c checks the effect in a program linked as users link. */
+#include <stdlib.h>
+
+#include "startup/passive_waiting.h"
+
+static int what_was_set;
+
+__attribute__((constructor)) static void prefer_passive_waiting(void)
+{
+    /* The user's choice stands: either variable means they chose how libgomp waits. */
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
+        setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
+        what_was_set |= CT_PASSIVE_SET_OMP_WAIT_POLICY;
+    /* OpenBLAS's pthreads build: its threads sleep after 2^4 cycles without work (the least it
+     * takes), instead of 2^28. The OpenMP build waits as libgomp does. */
+    if (!getenv("OPENBLAS_THREAD_TIMEOUT") && setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0) == 0)
+        what_was_set |= CT_PASSIVE_SET_OPENBLAS_THREAD_TIMEOUT;
+}
+
+int ct_passive_waiting_set(void) { return what_was_set; }
