@@ -11,7 +11,8 @@ extern "C" {
 typedef enum ct_device_type { CT_CPU = 0, CT_CUDA, CT_OPENCL, CT_DEVICE_TYPE_COUNT } ct_device_type;
 
 /* A device is a value, like torch.device. index -1 means "the current device of that type"
- * (what "cuda" without an index means); every call that takes a device resolves it. */
+ * (what "cuda" without an index means); every call that takes a device resolves it. Other
+ * negative indices are an error (CT_ERR_DEVICE) naming the device. */
 typedef struct ct_device {
     ct_device_type type;
     int index;
@@ -25,10 +26,12 @@ typedef struct ct_device {
 ct_status ct_device_parse(const char *text, ct_device *out);
 /* Only the syntax: for device names of other machines (checkpoint device maps). */
 ct_status ct_device_parse_syntax(const char *text, ct_device *out);
-/* Writes "cuda:1" (or "cuda" for index -1) into buf; returns buf. */
+/* Writes "cuda:1" (or "cuda" for index -1) into buf; returns buf (NULL and CT_ERR_NULL_ARGUMENT
+ * when buf is NULL or size 0). */
 const char *ct_device_format(ct_device device, char *buf, size_t size);
 bool ct_device_equal(ct_device a, ct_device b);
-/* Checks that the device exists and resolves index -1 to the current device of its type. */
+/* Checks that the device exists and resolves index -1 to the current device of its type (into
+ * out; out may be NULL for the check alone). */
 ct_status ct_device_resolve(ct_device device, ct_device *out);
 
 /* "cpu", "cuda", "opencl". */

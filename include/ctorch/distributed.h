@@ -124,7 +124,7 @@ typedef struct ct_dist_work ct_dist_work;
 /* Starts an all-reduce of t (as ct_dist_all_reduce). NULL with an error when it could not start
  * (then nothing was started, and the other ranks' matching call reports the error when it runs). */
 ct_dist_work *ct_dist_all_reduce_async(ct_tensor *t, ct_reduce_op op);
-/* Has the work finished (ct_dist_work_wait will not block)? */
+/* Has the work finished (ct_dist_work_wait will not block)? NULL (nothing started) is finished. */
 bool ct_dist_work_is_completed(const ct_dist_work *work);
 /* Waits for the work, copies a device tensor's result back, frees the work and returns the
  * collective's status (with its message as the thread's last error). NULL-safe (CT_OK). */

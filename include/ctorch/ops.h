@@ -16,6 +16,10 @@ ct_tensor *ct_sub(const ct_tensor *a, const ct_tensor *b);
 ct_tensor *ct_mul(const ct_tensor *a, const ct_tensor *b);
 /* True division: integers give float32. */
 ct_tensor *ct_div(const ct_tensor *a, const ct_tensor *b);
+/* Integer tensors to negative integer powers give 0 (bases 1 and -1 keep their magnitude), as
+ * PyTorch's torch.pow of two tensors does; PyTorch refuses only a Python int exponent, which
+ * ctorch has no counterpart of (ct_pow_scalar's exponent is a float: an integer tensor gives
+ * float32). */
 ct_tensor *ct_pow(const ct_tensor *a, const ct_tensor *b);
 ct_tensor *ct_maximum(const ct_tensor *a, const ct_tensor *b);
 ct_tensor *ct_minimum(const ct_tensor *a, const ct_tensor *b);

@@ -41,8 +41,13 @@ ct_tensor *ct_tensor_from_data(const void *data, ct_dtype dtype, const int64_t *
 ct_tensor *ct_empty(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
 ct_tensor *ct_zeros(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
 ct_tensor *ct_ones(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);
+/* value must fit dtype, as PyTorch's torch.full: an integer dtype holds it once truncated toward
+ * zero (300 in uint8, NaN or 1e30 in int32 are CT_ERR_INVALID_ARGUMENT), float32 up to FLT_MAX;
+ * uint8 also takes the integers -255 to -1, which wrap (-1 gives 255), as PyTorch's integer fill
+ * values do. */
 ct_tensor *ct_full(const int64_t *shape, int ndim, double value, ct_dtype dtype, ct_device device);
-/* Values start, start+step, ... below end (above end for a negative step). */
+/* Values start, start+step, ... below end (above end for a negative step). For arange and linspace
+ * the first and last values must fit dtype (as ct_full's value). */
 ct_tensor *ct_arange(double start, double end, double step, ct_dtype dtype, ct_device device);
 ct_tensor *ct_linspace(double start, double end, int64_t steps, ct_dtype dtype, ct_device device);
 
@@ -105,6 +110,9 @@ ct_status ct_split(const ct_tensor *t, int64_t split_size, int dim, ct_tensor **
 /* ---- moving and copying ---- */
 /* A new tensor on device; t itself, retained, when it is already there (PyTorch returns self). */
 ct_tensor *ct_to(const ct_tensor *t, ct_device device);
+/* Floating values converted to an integer dtype are truncated toward zero and saturated at the
+ * dtype's limits, NaN gives 0; uint8 takes the saturated int64 modulo 256. The same on every
+ * device. */
 ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype);
 
 typedef struct ct_to_options {
@@ -118,7 +126,9 @@ ct_to_options ct_to_options_default(ct_device device);
 ct_tensor *ct_to_with(const ct_tensor *t, const ct_to_options *options);
 /* A new tensor with the same values on the same device. */
 ct_tensor *ct_clone(const ct_tensor *t);
-/* Copies src into dst in place (devices may differ); same shape and dtype required. */
+/* Copies src into dst in place (devices may differ); same shape and dtype required. A dst whose
+ * elements overlap in memory (an expanded view) is refused (CT_ERR_INVALID_ARGUMENT), as in
+ * PyTorch. */
 ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src);
 
 /* ---- reading back ---- */
@@ -126,6 +136,8 @@ ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src);
 ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes);
 /* The value of a one-element tensor. */
 ct_status ct_item(const ct_tensor *t, double *value);
+/* A floating value that an int64 cannot hold (NaN, infinities, beyond 2^63) is
+ * CT_ERR_INVALID_ARGUMENT; others are truncated toward zero. */
 ct_status ct_item_int64(const ct_tensor *t, int64_t *value);
 
 /* PyTorch's layout: tensor([[1., 2.], [3., 4.]], device='cpu'). The string is malloc'ed. */

@@ -29,6 +29,7 @@ ct_status ct_remove_post_accumulate_grad_hook(ct_tensor *leaf, ct_grad_hook_fn f
 {
     static const char *FN = "ct_remove_post_accumulate_grad_hook";
     if (!leaf) return ct_null_argument(FN, "leaf"), ct_last_error();
+    if (!fn) return ct_null_argument(FN, "fn"), ct_last_error();
     pthread_mutex_lock(&ct_autograd_engine_lock);
     ct_grad_hook *found = NULL;
     for (ct_grad_hook **at = &leaf->grad_hooks; *at; at = &(*at)->next)

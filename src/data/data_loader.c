@@ -57,7 +57,8 @@ ct_data_loader_options ct_data_loader_options_default(void)
 
 int64_t ct_data_loader_num_batches(const ct_data_loader *loader)
 {
-    return loader ? loader->num_batches : -1;
+    if (!loader) return ct_null_argument("ct_data_loader_num_batches", "loader"), -1;
+    return loader->num_batches;
 }
 
 static int64_t batch_length(const ct_data_loader *loader, int64_t batch)

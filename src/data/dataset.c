@@ -122,9 +122,21 @@ void ct_dataset_free(ct_dataset *ds)
     free(ds);
 }
 
-int64_t ct_dataset_size(const ct_dataset *ds) { return ds ? ds->size : -1; }
-int64_t ct_dataset_num_features(const ct_dataset *ds) { return ds ? ds->num_features : -1; }
-int64_t ct_dataset_num_classes(const ct_dataset *ds) { return ds ? ds->num_classes : -1; }
+int64_t ct_dataset_size(const ct_dataset *ds)
+{
+    if (!ds) return ct_null_argument("ct_dataset_size", "ds"), -1;
+    return ds->size;
+}
+int64_t ct_dataset_num_features(const ct_dataset *ds)
+{
+    if (!ds) return ct_null_argument("ct_dataset_num_features", "ds"), -1;
+    return ds->num_features;
+}
+int64_t ct_dataset_num_classes(const ct_dataset *ds)
+{
+    if (!ds) return ct_null_argument("ct_dataset_num_classes", "ds"), -1;
+    return ds->num_classes;
+}
 
 ct_tensor *ct_dataset_features(const ct_dataset *ds)
 {

@@ -57,12 +57,14 @@ ct_status ct_distributed_sampler_set_epoch(ct_distributed_sampler *sampler, int6
 
 int64_t ct_distributed_sampler_num_samples(const ct_distributed_sampler *sampler)
 {
-    return sampler ? sampler->num_samples : -1;
+    if (!sampler) return ct_null_argument("ct_distributed_sampler_num_samples", "sampler"), -1;
+    return sampler->num_samples;
 }
 
 int64_t ct_distributed_sampler_total_size(const ct_distributed_sampler *sampler)
 {
-    return sampler ? sampler->total_size : -1;
+    if (!sampler) return ct_null_argument("ct_distributed_sampler_total_size", "sampler"), -1;
+    return sampler->total_size;
 }
 
 void ct_distributed_sampler_fill(const ct_distributed_sampler *s, int64_t *out, int64_t *scratch)

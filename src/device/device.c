@@ -7,11 +7,22 @@
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
 
+/* The largest index a device string may name (no machine has a million devices; the bound keeps
+ * the index an int). */
+#define CT_DEVICE_INDEX_LIMIT 1000000
+
 bool ct_device_equal(ct_device a, ct_device b) { return a.type == b.type && a.index == b.index; }
 
 const char *ct_device_format(ct_device device, char *buf, size_t size)
 {
-    if (device.index < 0 || device.type == CT_CPU)
+    if (!buf || size == 0) {
+        ct_error(CT_ERR_NULL_ARGUMENT, "ct_device_format: buf is NULL or size is 0; pass a buffer "
+                 "of CT_DEVICE_STRING_MAX bytes");
+        return NULL;
+    }
+    /* Only -1 means "the current device"; other negative indices are printed as they are, so
+     * that the error refusing them names them. */
+    if (device.index == -1 || (device.type == CT_CPU && device.index == 0))
         snprintf(buf, size, "%s", ct_device_type_name(device.type));
     else
         snprintf(buf, size, "%s:%d", ct_device_type_name(device.type), device.index);
@@ -53,10 +64,13 @@ ct_status ct_device_parse_syntax(const char *text, ct_device *out)
         char *end = NULL;
         errno = 0;
         long value = strtol(digits, &end, 10);
-        if (*digits < '0' || *digits > '9' || *end != '\0' || errno == ERANGE || value > 1000000)
+        if (*digits < '0' || *digits > '9' || *end != '\0')
             return ct_error(CT_ERR_INVALID_ARGUMENT, "device string '%s' has index '%s'; the index "
                             "must be a number from 0, as in '%s:0'", text, digits,
                             ct_device_type_name((ct_device_type)type));
+        if (errno == ERANGE || value > CT_DEVICE_INDEX_LIMIT)
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "device string '%s' has index %s, which is too "
+                            "large: a device index is at most %d", text, digits, CT_DEVICE_INDEX_LIMIT);
         index = (int)value;
     }
     if (type == CT_CPU) {
@@ -85,8 +99,12 @@ ct_status ct_device_resolve(ct_device device, ct_device *out)
         return ct_error(CT_ERR_UNAVAILABLE, "device '%s': the %s backend has no usable device: %s (%s)",
                         ct_device_format(device, name, sizeof name), ct_device_type_name(device.type),
                         ct_backend_unavailable_reason(device.type), list_available(available, sizeof available));
+    if (device.index < -1)
+        return ct_error(CT_ERR_DEVICE, "device '%s' does not exist: a device index is 0 or more, "
+                        "or -1 for the current %s device", ct_device_format(device, name, sizeof name),
+                        ct_device_type_name(device.type));
     ct_device asked = device;
-    if (device.index < 0) device = ct_current_device(device.type);
+    if (device.index == -1) device = ct_current_device(device.type);
     int count = ct_device_count(device.type);
     if (device.index >= count) {
         ct_device_format(asked, name, sizeof name);
@@ -104,6 +122,7 @@ ct_status ct_device_resolve(ct_device device, ct_device *out)
 
 ct_status ct_device_parse(const char *text, ct_device *out)
 {
+    if (!out) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_device_parse: out is NULL");
     ct_device device;
     ct_status status = ct_device_parse_syntax(text, &device);
     if (status != CT_OK) return status;

@@ -67,7 +67,11 @@ void ct_stream_destroy(ct_stream *stream)
     free(stream);
 }
 
-ct_device ct_stream_device(const ct_stream *stream) { return stream ? stream->device : CT_DEVICE_CPU; }
+ct_device ct_stream_device(const ct_stream *stream)
+{
+    if (!stream) return ct_null_argument("ct_stream_device", "stream"), CT_DEVICE_CPU;
+    return stream->device;
+}
 
 ct_status ct_set_stream(ct_stream *stream)
 {

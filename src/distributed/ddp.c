@@ -25,7 +25,11 @@ static void ddp_state_free(void *data)
 
 static ct_tensor *ddp_forward(ct_module *self, const ct_tensor *input);
 
-bool ct_is_distributed_data_parallel(const ct_module *m) { return m && m->forward == ddp_forward; }
+bool ct_is_distributed_data_parallel(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_is_distributed_data_parallel", "m"), false;
+    return m->forward == ddp_forward;
+}
 
 static ddp_state *state_of(const ct_module *ddp, const char *function)
 {

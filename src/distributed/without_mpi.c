@@ -117,7 +117,7 @@ ct_module *ct_distributed_data_parallel(ct_module *module, const ct_ddp_options 
 
 bool ct_is_distributed_data_parallel(const ct_module *m)
 {
-    (void)m;
+    if (!m) ct_null_argument("ct_is_distributed_data_parallel", "m");
     return false;
 }
 

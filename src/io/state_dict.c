@@ -191,12 +191,18 @@ ct_status ct_state_dict_set(ct_state_dict *sd, const char *name, ct_tensor *t)
 
 int64_t ct_state_dict_find(const ct_state_dict *sd, const char *name)
 {
-    return sd && name ? index_lookup(sd, name) : -1;
+    if (!sd) return ct_null_argument("ct_state_dict_find", "sd"), -1;
+    if (!name) return ct_null_argument("ct_state_dict_find", "name"), -1;
+    return index_lookup(sd, name);
 }
 
 bool ct_state_dict_contains(const ct_state_dict *sd, const char *name) { return ct_state_dict_find(sd, name) >= 0; }
 
-int64_t ct_state_dict_count(const ct_state_dict *sd) { return sd ? sd->count : 0; }
+int64_t ct_state_dict_count(const ct_state_dict *sd)
+{
+    if (!sd) return ct_null_argument("ct_state_dict_count", "sd"), 0;
+    return sd->count;
+}
 
 ct_tensor *ct_state_dict_get(const ct_state_dict *sd, const char *name)
 {
@@ -403,12 +409,17 @@ ct_status ct_state_dict_set_metadata(ct_state_dict *sd, const char *key, const c
 
 const char *ct_state_dict_metadata(const ct_state_dict *sd, const char *key)
 {
-    if (!sd || !key) return NULL;
+    if (!sd) return ct_null_argument("ct_state_dict_metadata", "sd");
+    if (!key) return ct_null_argument("ct_state_dict_metadata", "key");
     int64_t at = metadata_lookup(sd, key);
     return at < 0 ? NULL : sd->metadata[at].value;
 }
 
-int64_t ct_state_dict_metadata_count(const ct_state_dict *sd) { return sd ? sd->metadata_count : 0; }
+int64_t ct_state_dict_metadata_count(const ct_state_dict *sd)
+{
+    if (!sd) return ct_null_argument("ct_state_dict_metadata_count", "sd"), 0;
+    return sd->metadata_count;
+}
 
 const char *ct_state_dict_metadata_key_at(const ct_state_dict *sd, int64_t index)
 {

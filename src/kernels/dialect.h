@@ -261,6 +261,54 @@ void ctorch_standin_barrier(void);
 #define CT_CONVERT_u8(x) ((uchar)(long)(x))
 #define CT_CONVERT_b8(x) ((uchar)((x) != 0))
 
+/* A floating value converted to an integer type is undefined in C, OpenCL C and CUDA when it does
+ * not fit (NaN, 1e30), and devices disagree (x86 gives INT_MIN, PTX saturates). ctorch defines
+ * it, the same on every device: the value truncated toward zero, saturated at the type's limits,
+ * NaN gives 0 (what OpenCL's convert_int_sat_rtz and PTX's cvt.rzi do). uint8 takes the saturated
+ * int64 modulo 256, as before. CT_CONVERT_FROM(S, D, x) converts x of dtype suffix S to suffix D:
+ * a floating S goes through these, an integer S is CT_CONVERT_D (integers wrap). */
+CT_FN long ct_f64_to_i64(double x)
+{
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return 0x7fffffffffffffffL;
+    if (x < -9223372036854775808.0) return -0x7fffffffffffffffL - 1;
+    return (long)x;
+}
+CT_FN int ct_f64_to_i32(double x)
+{
+    if (x != x) return 0;
+    if (x >= 2147483648.0) return 0x7fffffff;
+    if (x <= -2147483649.0) return -0x7fffffff - 1;
+    return (int)x;
+}
+CT_FN long ct_f32_to_i64(float x)
+{
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0f) return 0x7fffffffffffffffL;
+    if (x < -9223372036854775808.0f) return -0x7fffffffffffffffL - 1;
+    return (long)x;
+}
+CT_FN int ct_f32_to_i32(float x)
+{
+    if (x != x) return 0;
+    if (x >= 2147483648.0f) return 0x7fffffff;
+    if (x < -2147483648.0f) return -0x7fffffff - 1;
+    return (int)x;
+}
+#define CT_CONVERT_FROM(S, D, x) CT_CONVERT_FROM_##S(S, D, x)
+#define CT_CONVERT_FROM_f32(S, D, x) CT_FLOAT_TO_##D(S, x)
+#define CT_CONVERT_FROM_f64(S, D, x) CT_FLOAT_TO_##D(S, x)
+#define CT_CONVERT_FROM_i32(S, D, x) CT_CONVERT_##D(x)
+#define CT_CONVERT_FROM_i64(S, D, x) CT_CONVERT_##D(x)
+#define CT_CONVERT_FROM_u8(S, D, x) CT_CONVERT_##D(x)
+#define CT_CONVERT_FROM_b8(S, D, x) CT_CONVERT_##D(x)
+#define CT_FLOAT_TO_f32(S, x) ((float)(x))
+#define CT_FLOAT_TO_f64(S, x) ((double)(x))
+#define CT_FLOAT_TO_i32(S, x) ct_##S##_to_i32(x)
+#define CT_FLOAT_TO_i64(S, x) ct_##S##_to_i64(x)
+#define CT_FLOAT_TO_u8(S, x) ((uchar)ct_##S##_to_i64(x))
+#define CT_FLOAT_TO_b8(S, x) ((uchar)((x) != 0))
+
 /* Calls M(suffix) for dtype suffixes: kernel sources instantiate their kernels with these. */
 #define CT_EACH_DTYPE(M) M(f32) M(f64) M(i32) M(i64) M(u8) M(b8)
 #define CT_EACH_NUMERIC(M) M(f32) M(f64) M(i32) M(i64) M(u8)

@@ -79,11 +79,23 @@ void ct_module_release(ct_module *m)
 
 void ct_module_free(ct_module *m) { ct_module_release(m); }
 
-int ct_module_refcount(const ct_module *m) { return m ? atomic_load(&m->refcount) : 0; }
+int ct_module_refcount(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_module_refcount", "m"), 0;
+    return atomic_load(&m->refcount);
+}
 
-const char *ct_module_kind(const ct_module *m) { return m ? m->kind : NULL; }
+const char *ct_module_kind(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_module_kind", "m");
+    return m->kind;
+}
 
-void *ct_module_data(const ct_module *m) { return m ? m->data : NULL; }
+void *ct_module_data(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_module_data", "m");
+    return m->data;
+}
 
 ct_status ct_module_set_describe(ct_module *m, char *(*describe)(const ct_module *m))
 {
@@ -290,7 +302,11 @@ ct_module *ct_module_child(const ct_module *m, const char *name)
     return owner->children[i];
 }
 
-int ct_module_child_count(const ct_module *m) { return m ? m->child_count : 0; }
+int ct_module_child_count(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_module_child_count", "m"), 0;
+    return m->child_count;
+}
 
 ct_module *ct_module_child_at(const ct_module *m, int index)
 {
@@ -317,14 +333,21 @@ ct_tensor *ct_module_forward(ct_module *m, const ct_tensor *input)
 
 void ct_module_train(ct_module *m, bool training)
 {
-    if (!m) return;
+    if (!m) {
+        ct_null_argument(training ? "ct_module_train" : "ct_module_eval", "m");
+        return;
+    }
     m->training = training;
     for (int i = 0; i < m->child_count; i++) ct_module_train(m->children[i], training);
 }
 
 void ct_module_eval(ct_module *m) { ct_module_train(m, false); }
 
-bool ct_module_is_training(const ct_module *m) { return m && m->training; }
+bool ct_module_is_training(const ct_module *m)
+{
+    if (!m) return ct_null_argument("ct_module_is_training", "m"), false;
+    return m->training;
+}
 
 /* ---- walking the tree ---- */
 

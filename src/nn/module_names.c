@@ -113,7 +113,11 @@ static ct_status zero_grad(ct_module *m, const char *prefix, void *context)
 
 void ct_module_zero_grad(ct_module *m)
 {
-    if (m) ct_module_visit(m, zero_grad, NULL);
+    if (!m) {
+        ct_null_argument("ct_module_zero_grad", "m");
+        return;
+    }
+    ct_module_visit(m, zero_grad, NULL);
 }
 
 static ct_status first_device(ct_module *m, const char *prefix, void *context)
@@ -130,7 +134,8 @@ static ct_status first_device(ct_module *m, const char *prefix, void *context)
 ct_device ct_module_device(const ct_module *m)
 {
     ct_device device = CT_DEVICE_CPU;
-    if (m) ct_module_visit(m, first_device, &device);
+    if (!m) return ct_null_argument("ct_module_device", "m"), device;
+    ct_module_visit(m, first_device, &device);
     return device;
 }
 

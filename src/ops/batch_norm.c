@@ -139,11 +139,11 @@ static ct_status check_arguments(const ct_tensor *input, const ct_tensor *runnin
     for (int i = 1; i < 5; i++)
         if ((status = check_channel_tensor(input, all[i], operand_names[i])) != CT_OK) return status;
     if (!running_mean != !running_var)
-        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: %s is given but %s is NULL; give both running "
+        return ct_error(CT_ERR_NULL_ARGUMENT, "%s: %s is given but %s is NULL; give both running "
                         "statistics or neither", FN, running_mean ? "running_mean" : "running_var",
                         running_mean ? "running_var" : "running_mean");
     if (!training && !running_mean)
-        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: running_mean and running_var must be given "
+        return ct_error(CT_ERR_NULL_ARGUMENT, "%s: running_mean and running_var must be given "
                         "when not training (evaluation normalises with them)", FN);
     bn_shape s = shape_of(input->shape, input->ndim);
     if (training && s.n * s.inner == 1)

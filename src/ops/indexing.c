@@ -196,6 +196,9 @@ static ct_tensor *one_hot(const ct_tensor *index, int64_t num_classes)
         if (lo < 0)
             return ct_error_null(CT_ERR_INDEX, "%s: class value %lld is negative; class values "
                                  "must be non-negative", function, (long long)lo);
+        if (num_classes == -1 && hi == INT64_MAX) /* max(index) + 1 would overflow int64 */
+            return ct_error_null(CT_ERR_INDEX, "%s: class value %lld would need %lld + 1 classes, "
+                                 "more than a tensor can hold", function, (long long)hi, (long long)hi);
         if (num_classes == -1) num_classes = hi + 1;
         if (hi >= num_classes)
             return ct_error_null(CT_ERR_INDEX, "%s: class value %lld is out of range for "

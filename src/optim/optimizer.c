@@ -160,16 +160,24 @@ ct_status ct_optimizer_step(ct_optimizer *o)
 
 void ct_optimizer_zero_grad(ct_optimizer *o)
 {
-    for (int64_t i = 0; o && i < o->count; i++) ct_zero_grad(o->params[i].param);
+    if (!o) {
+        ct_null_argument("ct_optimizer_zero_grad", "optimizer");
+        return;
+    }
+    for (int64_t i = 0; i < o->count; i++) ct_zero_grad(o->params[i].param);
 }
 
 const char *ct_optimizer_kind(const ct_optimizer *o)
 {
-    if (!o) return NULL;
+    if (!o) return ct_null_argument("ct_optimizer_kind", "optimizer");
     return o->kind == CT_OPTIM_SGD ? "SGD" : o->kind == CT_OPTIM_ADAM ? "Adam" : "AdamW";
 }
 
-int64_t ct_optimizer_param_count(const ct_optimizer *o) { return o ? o->count : 0; }
+int64_t ct_optimizer_param_count(const ct_optimizer *o)
+{
+    if (!o) return ct_null_argument("ct_optimizer_param_count", "optimizer"), 0;
+    return o->count;
+}
 
 ct_tensor *ct_optimizer_param(const ct_optimizer *o, int64_t index)
 {
@@ -185,7 +193,7 @@ ct_tensor *ct_optimizer_param(const ct_optimizer *o, int64_t index)
 
 double ct_optimizer_lr(const ct_optimizer *o)
 {
-    if (!o) return 0.0;
+    if (!o) return ct_null_argument("ct_optimizer_lr", "optimizer"), 0.0;
     return o->kind == CT_OPTIM_SGD ? o->sgd.lr : o->adam.lr;
 }
 
@@ -203,7 +211,8 @@ ct_status ct_optimizer_set_lr(ct_optimizer *o, double lr)
 int64_t ct_optimizer_steps(const ct_optimizer *o)
 {
     int64_t steps = 0;
-    for (int64_t i = 0; o && i < o->count; i++)
+    if (!o) return ct_null_argument("ct_optimizer_steps", "optimizer"), 0;
+    for (int64_t i = 0; i < o->count; i++)
         if (o->params[i].step > steps) steps = o->params[i].step;
     return steps;
 }

@@ -125,23 +125,40 @@ ct_status ct_requires_grad_(ct_tensor *t, bool requires_grad)
     return CT_OK;
 }
 
-bool ct_requires_grad(const ct_tensor *t) { return t && t->requires_grad; }
+bool ct_requires_grad(const ct_tensor *t)
+{
+    if (!t) return ct_null_argument("ct_requires_grad", "t"), false;
+    return t->requires_grad;
+}
 
-bool ct_is_leaf(const ct_tensor *t) { return t && !t->grad_fn; }
+bool ct_is_leaf(const ct_tensor *t)
+{
+    if (!t) return ct_null_argument("ct_is_leaf", "t"), false;
+    return !t->grad_fn;
+}
 
-const char *ct_grad_fn_name(const ct_tensor *t) { return t && t->grad_fn ? t->grad_fn->name : NULL; }
+const char *ct_grad_fn_name(const ct_tensor *t)
+{
+    if (!t) return ct_null_argument("ct_grad_fn_name", "t");
+    return t->grad_fn ? t->grad_fn->name : NULL;
+}
 
 ct_tensor *ct_grad(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t || !t->grad) return ct_api_return(NULL);
+    if (!t) return ct_api_return(ct_null_argument("ct_grad", "t"));
+    if (!t->grad) return ct_api_return(NULL);
     atomic_fetch_add(&t->grad->refcount, 1);
     return ct_api_return(t->grad);
 }
 
 void ct_zero_grad(ct_tensor *t)
 {
-    if (!t || !t->grad) return;
+    if (!t) {
+        ct_null_argument("ct_zero_grad", "t");
+        return;
+    }
+    if (!t->grad) return;
     ct_api_enter();
     ct_release(t->grad);
     t->grad = NULL;

@@ -33,6 +33,8 @@ ct_tensor *ct_ones(const int64_t *shape, int ndim, ct_dtype dtype, ct_device dev
 ct_tensor *ct_full(const int64_t *shape, int ndim, double value, ct_dtype dtype, ct_device device)
 {
     CT_API_ENTER;
+    if (ct_dtype_is_valid(dtype) && ct_check_value_fits("ct_full", "value", value, dtype) != CT_OK)
+        return ct_api_return(NULL);
     return ct_api_return(filled("ct_full", shape, ndim, value, dtype, device));
 }
 

@@ -10,7 +10,8 @@ ct_tensor *ct_empty_pinned(const int64_t *shape, int ndim, ct_dtype dtype)
 
 bool ct_is_pinned(const ct_tensor *t)
 {
-    return t && t->storage->block && t->storage->block->pinned;
+    if (!t) return ct_null_argument("ct_is_pinned", "t"), false;
+    return t->storage->block && t->storage->block->pinned;
 }
 
 ct_tensor *ct_pin_memory(const ct_tensor *t)

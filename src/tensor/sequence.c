@@ -48,6 +48,11 @@ static ct_tensor *arange(double start, double end, double step, ct_dtype dtype, 
     if (!(size < 9.2e18))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_arange: %g -> %g by %g has %g elements, "
                              "more than a tensor can hold", start, end, step, size);
+    /* The values run monotonically from start to the last one: both ends must fit the dtype. */
+    if (size > 0 && (ct_check_value_fits("ct_arange", "start", start, dtype) != CT_OK ||
+                     ct_check_value_fits("ct_arange", "the last value", start + (size - 1) * step,
+                                         dtype) != CT_OK))
+        return NULL;
     const double s[3] = {start, step, 0};
     return sequence("ct_arange", kernels, (int64_t)size, s, dtype, device);
 }
@@ -65,6 +70,8 @@ static ct_tensor *linspace(double start, double end, int64_t steps, ct_dtype dty
     if (steps < 0)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_linspace: number of steps %lld is negative; "
                              "it must be >= 0", (long long)steps);
+    if (steps > 0 && ct_check_value_fits("ct_linspace", "start", start, dtype) != CT_OK) return NULL;
+    if (steps > 1 && ct_check_value_fits("ct_linspace", "end", end, dtype) != CT_OK) return NULL;
     /* One step gives start: the kernel's second half counts back from s[1], so pass start there. */
     const double s[3] = {start, steps == 1 ? start : end, steps > 1 ? (end - start) / (double)(steps - 1) : 0};
     return sequence("ct_linspace", kernels, steps, s, dtype, device);

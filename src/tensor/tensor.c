@@ -164,18 +164,62 @@ void ct_release(ct_tensor *t)
     free(t);
 }
 
-int ct_refcount(const ct_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
+/* The queries answer a neutral value for a NULL tensor and record CT_ERR_NULL_ARGUMENT (keeping
+ * an earlier error, as every call given NULL does). */
+#define CT_QUERY_NULL_CHECK(function, t, neutral)                                                \
+    if (!(t)) {                                                                                  \
+        ct_null_argument(function, #t);                                                          \
+        return neutral;                                                                          \
+    }
+
+int ct_refcount(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_refcount", t, 0);
+    return atomic_load(&t->refcount);
+}
 
 /* ---- what a tensor is ---- */
 
-ct_dtype ct_tensor_dtype(const ct_tensor *t) { return t ? t->dtype : CT_F32; }
-ct_device ct_tensor_device(const ct_tensor *t) { return t ? t->storage->device : CT_DEVICE_CPU; }
-bool ct_tensor_is_cuda(const ct_tensor *t) { return t && t->storage->device.type == CT_CUDA; }
-int ct_tensor_ndim(const ct_tensor *t) { return t ? t->ndim : 0; }
-const int64_t *ct_tensor_shape(const ct_tensor *t) { return t ? t->shape : NULL; }
-const int64_t *ct_tensor_strides(const ct_tensor *t) { return t ? t->strides : NULL; }
-int64_t ct_tensor_offset(const ct_tensor *t) { return t ? t->offset : 0; }
-int64_t ct_numel(const ct_tensor *t) { return t ? ct_shape_numel(t->shape, t->ndim) : 0; }
+ct_dtype ct_tensor_dtype(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_dtype", t, CT_F32);
+    return t->dtype;
+}
+ct_device ct_tensor_device(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_device", t, CT_DEVICE_CPU);
+    return t->storage->device;
+}
+bool ct_tensor_is_cuda(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_is_cuda", t, false);
+    return t->storage->device.type == CT_CUDA;
+}
+int ct_tensor_ndim(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_ndim", t, 0);
+    return t->ndim;
+}
+const int64_t *ct_tensor_shape(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_shape", t, NULL);
+    return t->shape;
+}
+const int64_t *ct_tensor_strides(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_strides", t, NULL);
+    return t->strides;
+}
+int64_t ct_tensor_offset(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_tensor_offset", t, 0);
+    return t->offset;
+}
+int64_t ct_numel(const ct_tensor *t)
+{
+    CT_QUERY_NULL_CHECK("ct_numel", t, 0);
+    return ct_shape_numel(t->shape, t->ndim);
+}
 
 int64_t ct_tensor_size(const ct_tensor *t, int dim)
 {
@@ -190,7 +234,7 @@ int64_t ct_tensor_size(const ct_tensor *t, int dim)
 
 bool ct_is_contiguous(const ct_tensor *t)
 {
-    if (!t) return false;
+    CT_QUERY_NULL_CHECK("ct_is_contiguous", t, false);
     if (ct_numel(t) == 0) return true; /* as PyTorch: no element is out of place */
     int64_t expected = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
@@ -203,7 +247,9 @@ bool ct_is_contiguous(const ct_tensor *t)
 
 bool ct_tensor_shares_storage(const ct_tensor *a, const ct_tensor *b)
 {
-    return a && b && a->storage == b->storage;
+    CT_QUERY_NULL_CHECK("ct_tensor_shares_storage", a, false);
+    CT_QUERY_NULL_CHECK("ct_tensor_shares_storage", b, false);
+    return a->storage == b->storage;
 }
 
 /* ---- checks ---- */

@@ -73,6 +73,12 @@ void ct_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
 const char *ct_shape_format(const int64_t *shape, int ndim, char *buf, size_t size);
 
 /* ---- checks that record precise errors ---- */
+/* Does dtype hold value (an integer dtype: once truncated toward zero; see value_range.c)? */
+bool ct_dtype_holds(ct_dtype dtype, double value);
+/* "integers from 0 to 255" */
+const char *ct_dtype_range_text(ct_dtype dtype);
+/* CT_OK, or CT_ERR_INVALID_ARGUMENT: "<function>: <what> 300 cannot be converted to uint8 ...". */
+ct_status ct_check_value_fits(const char *function, const char *what, double value, ct_dtype dtype);
 /* dim in [-ndim, ndim) (or [-(ndim+1), ndim] when `inserting`), made non-negative into *out. */
 ct_status ct_normalize_dim(const char *function, int dim, int ndim, bool inserting, int *out);
 /* The same device, or an error naming both devices. */

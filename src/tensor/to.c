@@ -222,6 +222,14 @@ ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
     if (dst->dtype != src->dtype)
         return ct_error(CT_ERR_DTYPE, "ct_copy_: destination is %s and source %s; convert with "
                         "ct_to_dtype first", ct_dtype_name(dst->dtype), ct_dtype_name(src->dtype));
+    /* An expanded view (stride 0 over a dim of more than one) writes several elements into one
+     * place: which value wins would depend on the device's order (PyTorch refuses it too). */
+    for (int d = 0; d < dst->ndim; d++)
+        if (dst->strides[d] == 0 && dst->shape[d] > 1)
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_copy_: more than one element of the "
+                            "destination (shape %s, stride 0 in dim %d) refers to a single memory "
+                            "location; copy into a contiguous tensor (ct_contiguous or ct_clone "
+                            "of it) instead", ct_shape_format(dst->shape, dst->ndim, a, sizeof a), d);
     ct_api_enter();
     ct_status status;
     if (ct_device_equal(dst->storage->device, src->storage->device)) {
@@ -259,7 +267,9 @@ ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes)
     return status;
 }
 
-static ct_status item_bytes(const ct_tensor *t, const char *function, void *value)
+/* Reads the one element of t into bytes; value is the caller's output (checked here, written by
+ * the caller). */
+static ct_status item_bytes(const ct_tensor *t, const char *function, const void *value, void *bytes)
 {
     if (!t) return ct_null_argument(function, "t"), ct_last_error();
     if (!value) return ct_null_argument(function, "value"), ct_last_error();
@@ -269,13 +279,13 @@ static ct_status item_bytes(const ct_tensor *t, const char *function, void *valu
                         "one-element tensor converts to a number", function,
                         ct_shape_format(t->shape, t->ndim, shape, sizeof shape), (long long)ct_numel(t));
     }
-    return ct_tensor_to_array(t, value, 8);
+    return ct_tensor_to_array(t, bytes, 8);
 }
 
 ct_status ct_item(const ct_tensor *t, double *value)
 {
     union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; } v;
-    ct_status status = item_bytes(t, "ct_item", &v);
+    ct_status status = item_bytes(t, "ct_item", value, &v);
     if (status != CT_OK) return status;
     switch (t->dtype) {
     case CT_F32: *value = v.f32; break;
@@ -290,11 +300,20 @@ ct_status ct_item(const ct_tensor *t, double *value)
 ct_status ct_item_int64(const ct_tensor *t, int64_t *value)
 {
     union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; } v;
-    ct_status status = item_bytes(t, "ct_item_int64", &v);
+    ct_status status = item_bytes(t, "ct_item_int64", value, &v);
     if (status != CT_OK) return status;
     switch (t->dtype) {
-    case CT_F32: *value = (int64_t)v.f32; break;
-    case CT_F64: *value = (int64_t)v.f64; break;
+    case CT_F32:
+    case CT_F64: {
+        /* Python's int(x) refuses NaN and infinities; int64 also ends at 2^63. */
+        double x = t->dtype == CT_F32 ? (double)v.f32 : v.f64;
+        if (!ct_dtype_holds(CT_I64, x))
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_item_int64: the %s value %g cannot be "
+                            "converted to an int64 (%s); read it with ct_item", ct_dtype_name(t->dtype),
+                            x, ct_dtype_range_text(CT_I64));
+        *value = (int64_t)x;
+        break;
+    }
     case CT_I32: *value = v.i32; break;
     case CT_I64: *value = v.i64; break;
     default: *value = v.u8; break;

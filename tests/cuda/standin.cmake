@@ -186,3 +186,5 @@ if(CTORCH_USE_MPI AND CTORCH_USE_NCCL)
   set_property(TEST distributed/test_ddp_cuda_standin_nccl_init_fails APPEND PROPERTY ENVIRONMENT
                "CTORCH_NCCL_STANDIN_FAIL=init" "CTORCH_TEST_CUDA_COLLECTIVES=mpi")
 endif()
+# The promised same bits (random numbers for a seed, float-to-integer conversions) on both devices.
+set_property(TEST cuda/test_cuda_same_bits_as_the_cpu APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")

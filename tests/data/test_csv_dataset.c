@@ -199,8 +199,11 @@ static void a_dataset_over_tensors_keeps_its_own_references(void **state)
     ct_release(transposed_source);
     ct_dataset_free(NULL);
     assert_int_equal(ct_dataset_size(NULL), -1);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_dataset_size: argument 'ds' is NULL");
     assert_int_equal(ct_dataset_num_features(NULL), -1);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_dataset_num_features");
     assert_int_equal(ct_dataset_num_classes(NULL), -1);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_dataset_num_classes");
 }
 
 static void a_dataset_over_wrong_tensors_is_refused(void **state)

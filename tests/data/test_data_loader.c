@@ -72,6 +72,7 @@ static void the_number_of_batches_rounds_up_or_drops_the_last(void **state)
         ct_data_loader_destroy(loader);
     }
     assert_int_equal(ct_data_loader_num_batches(NULL), -1);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_data_loader_num_batches");
     ct_dataset_free(ds);
 }
 

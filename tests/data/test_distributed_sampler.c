@@ -215,6 +215,7 @@ static void bad_arguments_are_errors(void **state)
     assert_int_equal(ct_distributed_sampler_set_epoch(NULL, 1), CT_ERR_NULL_ARGUMENT);
     assert_error(CT_ERR_NULL_ARGUMENT, "'sampler'");
     assert_int_equal(ct_distributed_sampler_num_samples(NULL), -1);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_distributed_sampler_num_samples");
     ct_distributed_sampler_free(sampler);
     ct_distributed_sampler_free(NULL);
 }

@@ -145,6 +145,7 @@ static void bad_input_is_reported(void **state)
     assert_null(ct_state_dict_tensor_at(sd, -1));
     assert_error(CT_ERR_INDEX, "index -1 is out of range");
     assert_int_equal(ct_state_dict_count(NULL), 0);
+    assert_error(CT_ERR_NULL_ARGUMENT, "ct_state_dict_count: argument 'sd' is NULL");
     assert_int_equal(ct_state_dict_count(sd), 1);
     ct_release(t);
     ct_state_dict_free(sd);

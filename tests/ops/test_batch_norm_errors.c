@@ -49,10 +49,10 @@ static void running_statistics_and_batch_sizes(void **state)
     ct_scope_push();
     int64_t c3 = 3;
     ct_tensor *x = f32((int64_t[]){4, 3}, 2), *c = f32(&c3, 1);
-    expect(x, c, NULL, NULL, NULL, true, CT_ERR_INVALID_ARGUMENT,
+    expect(x, c, NULL, NULL, NULL, true, CT_ERR_NULL_ARGUMENT,
            "running_mean is given but running_var is NULL; give both running statistics or neither", NULL);
-    expect(x, NULL, c, NULL, NULL, false, CT_ERR_INVALID_ARGUMENT, "running_var is given but running_mean is NULL", NULL);
-    expect(x, NULL, NULL, NULL, NULL, false, CT_ERR_INVALID_ARGUMENT,
+    expect(x, NULL, c, NULL, NULL, false, CT_ERR_NULL_ARGUMENT, "running_var is given but running_mean is NULL", NULL);
+    expect(x, NULL, NULL, NULL, NULL, false, CT_ERR_NULL_ARGUMENT,
            "running_mean and running_var must be given when not training", NULL);
     expect(f32((int64_t[]){1, 3}, 2), c, c, NULL, NULL, true, CT_ERR_SHAPE,
            "expected more than 1 value per channel when training, but got input of shape [1, 3]", NULL);
