@@ -212,10 +212,23 @@ ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *s, int64_t last_epoch)
     return status != CT_OK ? status : apply(s, last_epoch);
 }
 
-double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *s) { return s ? s->last_lr : NAN; }
+/* The queries answer a neutral value for NULL, with the error recorded (as ct_numel does). */
+double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *s)
+{
+    if (!s) return null_argument("ct_lr_scheduler_get_last_lr", "scheduler"), NAN;
+    return s->last_lr;
+}
 
-int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *s) { return s ? s->last_epoch : -1; }
+int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *s)
+{
+    if (!s) return null_argument("ct_lr_scheduler_last_epoch", "scheduler"), -1;
+    return s->last_epoch;
+}
 
-const char *ct_lr_scheduler_kind(const ct_lr_scheduler *s) { return s ? kind_names[s->kind] : NULL; }
+const char *ct_lr_scheduler_kind(const ct_lr_scheduler *s)
+{
+    if (!s) return null_argument("ct_lr_scheduler_kind", "scheduler"), NULL;
+    return kind_names[s->kind];
+}
 
 void ct_lr_scheduler_free(ct_lr_scheduler *s) { free(s); }

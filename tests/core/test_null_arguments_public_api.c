@@ -390,6 +390,27 @@ static void modules_and_optimizers(void **state)
     expect_status(ct_optimizer_load_state_dict(NULL, sd));
     expect_status(ct_optimizer_load_state_dict(optimizer, NULL));
     ct_optimizer_free(optimizer);
+    /* learning-rate schedulers and gradient clipping */
+    ct_lr_scheduler *scheduler = NULL;
+    optimizer = ct_optim_sgd(m, &sgd);
+    expect_status(ct_lr_scheduler_step_lr(NULL, 1, 0.1, &scheduler));
+    expect_status(ct_lr_scheduler_step_lr(optimizer, 1, 0.1, NULL));
+    expect_status(ct_lr_scheduler_cosine_annealing(NULL, 1, 0.0, &scheduler));
+    expect_status(ct_lr_scheduler_cosine_annealing(optimizer, 1, 0.0, NULL));
+    expect_status(ct_lr_scheduler_linear(NULL, 0.5, 1.0, 1, &scheduler));
+    expect_status(ct_lr_scheduler_linear(optimizer, 0.5, 1.0, 1, NULL));
+    expect_status(ct_lr_scheduler_one_cycle(NULL, 0.1, 10, NULL, &scheduler));
+    expect_status(ct_lr_scheduler_one_cycle(optimizer, 0.1, 10, NULL, NULL));
+    expect_status(ct_lr_scheduler_step(NULL));
+    expect_status(ct_lr_scheduler_set_last_epoch(NULL, 0));
+    expect_recorded(ct_lr_scheduler_get_last_lr(NULL));
+    expect_recorded(ct_lr_scheduler_last_epoch(NULL));
+    expect_null(ct_lr_scheduler_kind(NULL));
+    ct_optimizer_free(optimizer);
+    expect_status(ct_clip_grad_norm_(NULL, 1, 1.0, 2.0, NULL));
+    ct_tensor *none[1] = {NULL};
+    expect_status(ct_clip_grad_norm_(none, 1, 1.0, 2.0, NULL));
+    expect_status(ct_set_rng_state(NULL));
     ct_state_dict_free(sd);
     ct_release(t);
     ct_module_release(m);
