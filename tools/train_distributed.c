@@ -93,9 +93,9 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
         {"--seed", values[3]},
         {"--optimizer", values[4]},
         {"--lr", values[5]},
-        {"the training samples (--data)", values[6]},
-        {"the features per sample (--data)", values[7]},
-        {"the classes (--data)", values[8]},
+        {"the number of training samples (--data)", values[6]},
+        {"the number of features (--data)", values[7]},
+        {"the number of classes (--data)", values[8]},
         {"the training split's checksum (--data, --seed)", values[9]},
     };
     if (ct_dist_agree_on_settings(settings, SETTINGS) == CT_OK) return CT_OK;
