@@ -182,7 +182,7 @@ static ct_status survey(ct_dist_group *group, int asker, const whereabouts *aske
         snprintf(text, sizeof text, "%s: timed out after %g s (the limit: CTORCH_DIST_TIMEOUT or "
                  "ct_dist_set_timeout)", fn, group->timeout_seconds);
     else
-        snprintf(text, sizeof text, "%s: rank %d gave up waiting in %s (its collective #%lld) after %g s", fn,
+        snprintf(text, sizeof text, "%s: rank %d gave up waiting in %s (its collective #%lld) after %.1f s", fn,
                  asker, asked->function, (long long)asked->number, asked->waited);
     int silent = 0, elsewhere = 0;
     for (int r = 0; r < world; r++) {

@@ -384,6 +384,28 @@ static void a_bad_option_on_another_rank_than_0_is_reported_by_that_rank(void **
     free(out);
 }
 
+/* Rank 1 is stopped (kill -STOP) while training: with a limit of 2 s, rank 0's collective fails
+ * naming rank 1, and the job ends instead of waiting for ever. */
+static void a_stopped_rank_ends_the_job_after_the_time_limit(void **state)
+{
+    (void)state;
+    char command[4096];
+    snprintf(command, sizeof command,
+             "CTORCH_DIST_DEVICE=cpu CTORCH_DIST_TIMEOUT=2 timeout --kill-after=10 60 %s 2 %s sh -c 'if [ "
+             "\"${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\" = 1 ]; then (sleep 3; kill -STOP $$) & fi; exec \"$0\" \"$@\"' "
+             "'%s' train --epochs 100000 2>&1",
+             CTORCH_MPIRUN, CTORCH_MPIRUN_FLAGS, CTORCH_TOOL_PATH);
+    int status;
+    double seconds;
+    char *out = run(command, &status, &seconds);
+    if (status == 0 || status == 124 || status == 137) fail_msg("status %d after %.1f s: %s", status, seconds, out);
+    if (seconds > 30) fail_msg("the job took %.1f s to end: %s", seconds, out);
+    assert_contains(out, "ctorch train: rank 0 of 2: ");
+    assert_contains(out, "timed out after 2 s");
+    assert_contains(out, "rank 1 did not arrive");
+    free(out);
+}
+
 /* A collective's time limit that is not a number of seconds: every rank says so and ends. */
 static void a_bad_collective_timeout_is_named(void **state)
 {
@@ -409,6 +431,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_rank_that_fails_while_working_ends_the_job),
         cmocka_unit_test(ranks_started_with_different_settings_fail_at_once_naming_them),
         cmocka_unit_test(a_bad_option_on_another_rank_than_0_is_reported_by_that_rank),
+        cmocka_unit_test(a_stopped_rank_ends_the_job_after_the_time_limit),
         cmocka_unit_test(a_bad_collective_timeout_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
