@@ -94,7 +94,9 @@ void ct_dist_abort(int exit_code);
  * used after a timeout: later collectives return CT_ERR_TIMEOUT at once, and ct_dist_finalize
  * returns it without finalising MPI (which would wait for the missing ranks); the tensors of the
  * collective that timed out may still be written by MPI. End the job: ct_dist_abort, or exit with
- * an error status (the launcher then ends every process). */
+ * an error status (the launcher then ends every process). CUDA tensors that go through NCCL: the
+ * agreement before the transfer is under the limit (a rank that does not come is found there),
+ * the transfer queued on the device is not. */
 /* seconds: finite, above 0 (else CT_ERR_INVALID_ARGUMENT). May be called before ct_dist_init. */
 ct_status ct_dist_set_timeout(double seconds);
 /* The limit in seconds (before ct_dist_init: the one it would take). */
