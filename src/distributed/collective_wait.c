@@ -119,38 +119,41 @@ static void append_ranks(char *text, size_t size, const int *ranks, int count)
     if (count > LISTED_MAX && used < size) snprintf(text + used, size - used, " and %d more", count - LISTED_MAX);
 }
 
-/* Asks every other rank where it is, answers their questions meanwhile, and records the error:
- * what happened (this rank's timeout, or asker's), then the ranks that did not arrive. */
-static ct_status survey(ct_dist_group *group, int asker, const whereabouts *asked)
+/* Gives up the process group: the collective's request stays started (MPI cannot take it back). */
+static ct_status break_group(ct_dist_group *group, const char *text)
 {
-    const char *fn = group->collective_function ? group->collective_function : "a collective";
+    group->broken = true;
+    snprintf(group->broken_reason, sizeof group->broken_reason, "%s", text);
+    return ct_error(CT_ERR_TIMEOUT, "%s; the process group cannot be used any more: end the job "
+                    "(ct_dist_abort, or exit with an error status)", text);
+}
+
+static bool same_place(const whereabouts *a, const whereabouts *b)
+{
+    return a->number == b->number && strcmp(a->function, b->function) == 0;
+}
+
+/* Sends the question to every other rank and collects answers for ANSWER_SECONDS at most,
+ * answering the others' questions meanwhile; answered[r] says who answered (this rank and the
+ * asker, if any, count as answered). */
+static void ask_around(ct_dist_group *group, const whereabouts *question, int asker, whereabouts *answers,
+                       bool *answered)
+{
     int world = group->world_size;
-    double waited = ct_dist_seconds() - group->started;
-    whereabouts *answers = calloc((size_t)world, sizeof *answers);
-    bool *answered = calloc((size_t)world, sizeof *answered);
-    int *listed = calloc((size_t)world, sizeof *listed);
-    if (!answers || !answered || !listed) {
-        free(answers);
-        free(answered);
-        free(listed);
-        return ct_error(CT_ERR_TIMEOUT, "%s: timed out after %g s waiting for the other ranks (and no memory "
-                        "to ask which); the process group cannot be used any more: end the job", fn, waited);
-    }
-    static whereabouts question; /* one collective at a time: the group's lock */
-    question = here(group, waited);
     for (int r = 0; r < world; r++) {
         MPI_Request request;
         if (r != group->rank &&
-            MPI_Isend(&question, (int)sizeof question, MPI_BYTE, r, TAG_QUESTION, group->control, &request) == MPI_SUCCESS)
+            MPI_Isend(question, (int)sizeof *question, MPI_BYTE, r, TAG_QUESTION, group->control, &request) ==
+                MPI_SUCCESS)
             MPI_Request_free(&request);
     }
     answered[group->rank] = true;
-    answers[group->rank] = question;
+    answers[group->rank] = *question;
     int missing = world - 1;
     /* The asker is known to have given up: where it is now is not this collective's concern. */
     if (asker >= 0 && asker != group->rank && asker < world) {
         answered[asker] = true;
-        answers[asker] = question;
+        answers[asker] = *question;
         missing--;
     }
     double until = ct_dist_seconds() + ANSWER_SECONDS;
@@ -176,7 +179,43 @@ static ct_status survey(ct_dist_group *group, int asker, const whereabouts *aske
         answered[from] = true;
         answers[from] = theirs;
     }
+}
 
+/* Appends to text the ranks that did not answer, then those in another collective. */
+static void describe_answers(char *text, size_t size, const whereabouts *question, const whereabouts *answers,
+                             const bool *answered, int world, int *listed, bool timed_out_here)
+{
+    int silent = 0, elsewhere = 0;
+    for (int r = 0; r < world; r++) {
+        if (!answered[r]) listed[silent++] = r;
+        else if (!same_place(&answers[r], question)) elsewhere++;
+    }
+    size_t used = strlen(text);
+    if (silent > 0 && used < size) {
+        snprintf(text + used, size - used, "; %s ", silent == 1 ? "rank" : "ranks");
+        append_ranks(text, size, listed, silent);
+        used = strlen(text);
+        if (used < size)
+            snprintf(text + used, size - used, " did not arrive (%s no answer: stopped, gone, or busy outside "
+                     "ctorch's collectives)", silent == 1 ? "it gives" : "they give");
+    }
+    for (int r = 0, shown = 0; r < world && shown < LISTED_MAX; r++) {
+        used = strlen(text);
+        if (!answered[r] || used >= size || same_place(&answers[r], question)) continue;
+        snprintf(text + used, size - used, "; rank %d is in %s, its collective #%lld (this is #%lld)", r,
+                 answers[r].function, (long long)answers[r].number, (long long)question->number);
+        shown++;
+    }
+    used = strlen(text);
+    if (timed_out_here && silent == 0 && elsewhere == 0 && used < size)
+        snprintf(text + used, size - used, "; every rank is in it: the transfer itself took longer than the limit");
+}
+
+/* Asks every other rank where it is and records the error: what happened (this rank's time is up,
+ * or `asker` gave up, as `asked` says), then the ranks that did not arrive. */
+static ct_status survey(ct_dist_group *group, int asker, const whereabouts *asked)
+{
+    const char *fn = group->collective_function ? group->collective_function : "a collective";
     char text[1024];
     if (asker < 0)
         snprintf(text, sizeof text, "%s: timed out after %g s (the limit: CTORCH_DIST_TIMEOUT or "
@@ -184,41 +223,23 @@ static ct_status survey(ct_dist_group *group, int asker, const whereabouts *aske
     else
         snprintf(text, sizeof text, "%s: rank %d gave up waiting in %s (its collective #%lld) after %.1f s", fn,
                  asker, asked->function, (long long)asked->number, asked->waited);
-    int silent = 0, elsewhere = 0;
-    for (int r = 0; r < world; r++) {
-        if (!answered[r]) listed[silent++] = r;
-        else if (answers[r].number != question.number || strcmp(answers[r].function, question.function) != 0)
-            elsewhere++;
+    int world = group->world_size;
+    whereabouts *answers = calloc((size_t)world, sizeof *answers);
+    bool *answered = calloc((size_t)world, sizeof *answered);
+    int *listed = calloc((size_t)world, sizeof *listed);
+    if (answers && answered && listed) {
+        static whereabouts question; /* sent without waiting; one collective at a time: the group's lock */
+        question = here(group, ct_dist_seconds() - group->started);
+        ask_around(group, &question, asker, answers, answered);
+        describe_answers(text, sizeof text, &question, answers, answered, world, listed, asker < 0);
+    } else {
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, " (no memory to ask the other ranks where they are)");
     }
-    size_t used = strlen(text);
-    if (silent > 0 && used < sizeof text) {
-        snprintf(text + used, sizeof text - used, "; %s ", silent == 1 ? "rank" : "ranks");
-        append_ranks(text, sizeof text, listed, silent);
-        used = strlen(text);
-        if (used < sizeof text)
-            snprintf(text + used, sizeof text - used, " did not arrive (%s no answer: stopped, gone, or busy "
-                     "outside ctorch's collectives)", silent == 1 ? "it gives" : "they give");
-    }
-    for (int r = 0, shown = 0; r < world && elsewhere > 0 && shown < LISTED_MAX; r++) {
-        used = strlen(text);
-        if (!answered[r] || used >= sizeof text ||
-            (answers[r].number == question.number && strcmp(answers[r].function, question.function) == 0))
-            continue;
-        snprintf(text + used, sizeof text - used, "; rank %d is in %s, its collective #%lld (this is #%lld)", r,
-                 answers[r].function, (long long)answers[r].number, (long long)question.number);
-        shown++;
-    }
-    used = strlen(text);
-    if (asker < 0 && silent == 0 && elsewhere == 0 && used < sizeof text)
-        snprintf(text + used, sizeof text - used, "; every rank is in it: the transfer itself took longer than "
-                 "the limit");
     free(answers);
     free(answered);
     free(listed);
-    group->broken = true;
-    snprintf(group->broken_reason, sizeof group->broken_reason, "%s", text);
-    return ct_error(CT_ERR_TIMEOUT, "%s; the process group cannot be used any more: end the job "
-                    "(ct_dist_abort, or exit with an error status)", text);
+    return break_group(group, text);
 }
 
 ct_status ct_dist_check_questions(ct_dist_group *group)
