@@ -94,7 +94,12 @@ void ct_dist_abort(int exit_code);
  * used after a timeout: later collectives return CT_ERR_TIMEOUT at once, and ct_dist_finalize
  * returns it without finalising MPI (which would wait for the missing ranks); the tensors of the
  * collective that timed out may still be written by MPI. End the job: ct_dist_abort, or exit with
- * an error status (the launcher then ends every process). CUDA tensors that go through NCCL: the
+ * an error status (the launcher then ends every process). Once every rank has come, the bytes move
+ * through MPI's blocking calls (much faster than its non-blocking ones for mid-sized buffers),
+ * which cannot be left: a transfer that outlasts the limit (a rank stopped or failed in the middle
+ * of it) is ended by a watchdog thread, as PyTorch's NCCL watchdog does, which prints
+ * "ctorch: rank R of N: <collective>: the transfer did not complete within ..." and aborts the
+ * job (MPI_Abort). CUDA tensors that go through NCCL: the
  * agreement before the transfer is under the limit (a rank that does not come is found there),
  * the transfer queued on the device is not. */
 /* seconds: finite, above 0 (else CT_ERR_INVALID_ARGUMENT). May be called before ct_dist_init. */

@@ -135,6 +135,14 @@ ct_status ct_dist_wait(ct_dist_group *group, MPI_Request *request, const char *c
  * is; CT_OK otherwise. */
 ct_status ct_dist_check_questions(ct_dist_group *group);
 
+/* The transfer of the collective in progress (a blocking MPI call: every rank has arrived) is
+ * watched between begin and end: past the collective's limit, a thread prints what happened and
+ * aborts the job (transfer_watchdog.c). The thread runs from ct_dist_init to ct_dist_finalize. */
+void ct_dist_watchdog_start(ct_dist_group *group);
+void ct_dist_watchdog_stop(void);
+void ct_dist_transfer_begin(ct_dist_group *group);
+void ct_dist_transfer_end(void);
+
 /* Records CT_ERR_BACKEND: "<function>: <call> failed: <MPI's error string>". */
 ct_status ct_dist_mpi_fail(const char *function, const char *call, int code);
 

@@ -124,6 +124,7 @@ ct_status ct_dist_init(void)
     if (group->thread_level < MPI_THREAD_SERIALIZED)
         ct_log_message(CT_LOG_INFO, "ct_dist_init: MPI's thread level is %d: ctorch's collectives must be "
                        "called from the main thread", group->thread_level);
+    ct_dist_watchdog_start(group);
     group->initialized = true;
     return CT_OK;
 }
@@ -147,6 +148,7 @@ ct_status ct_dist_finalize(void)
         ct_dist_collective_end(g);
         if (status != CT_OK) return status;
     }
+    ct_dist_watchdog_stop();
     pthread_mutex_lock(&group->lock);
     ct_dist_staging_free(group);
     ct_dist_nccl_finalize();

@@ -385,7 +385,8 @@ static void a_bad_option_on_another_rank_than_0_is_reported_by_that_rank(void **
 }
 
 /* Rank 1 is stopped (kill -STOP) while training: with a limit of 2 s, rank 0's collective fails
- * naming rank 1, and the job ends instead of waiting for ever. */
+ * naming rank 1 (or its watchdog ends a transfer rank 1 was stopped in), and the job ends instead
+ * of waiting for ever. */
 static void a_stopped_rank_ends_the_job_after_the_time_limit(void **state)
 {
     (void)state;
@@ -400,9 +401,12 @@ static void a_stopped_rank_ends_the_job_after_the_time_limit(void **state)
     char *out = run(command, &status, &seconds);
     if (status == 0 || status == 124 || status == 137) fail_msg("status %d after %.1f s: %s", status, seconds, out);
     if (seconds > 30) fail_msg("the job took %.1f s to end: %s", seconds, out);
-    assert_contains(out, "ctorch train: rank 0 of 2: ");
-    assert_contains(out, "timed out after 2 s");
-    assert_contains(out, "rank 1 did not arrive");
+    /* Stopped between collectives, rank 1 is missing from rank 0's next one, which names it; stopped
+     * in the middle of a transfer (all ranks had come), the watchdog says so and ends the job. */
+    bool named = strstr(out, "ctorch train: rank 0 of 2: ") && strstr(out, "ct_dist_all_reduce: timed out after 2 s");
+    if (!named && !strstr(out, "ct_dist_all_reduce: the transfer did not complete within 2 s"))
+        fail_msg("no rank said the collective timed out: %s", out);
+    if (strstr(out, "timed out after 2 s")) assert_contains(out, "rank 1 did not arrive");
     free(out);
 }
 
