@@ -187,10 +187,15 @@ ct_status ct_dist_agree(ct_dist_group *group, const ct_dist_descriptor *d)
 void ct_dist_abstain(const char *function, ct_dist_kind kind, int op)
 {
     ct_status reason = ct_last_error() != CT_OK ? ct_last_error() : CT_ERR_INTERNAL;
-    /* Nobody waits (not initialised), or nobody can (broken): keep the reason. */
-    if (!ct_dist_is_initialized() || ct_dist_group_state.broken) return;
+    if (!ct_dist_is_initialized()) return; /* nobody waits; keep the reason */
+    char message[1024];
+    snprintf(message, sizeof message, "%s", ct_last_error_message());
     ct_dist_group *group = ct_dist_collective_begin(function);
-    if (!group) return;
+    if (!group) {
+        /* Nobody can wait (the group is broken): the reason stays this rank's error. */
+        ct_error(reason, "%s", message);
+        return;
+    }
     ct_dist_descriptor d = ct_dist_describe(kind, op, -1, NULL);
     d.status = reason;
     ct_dist_agree(group, &d); /* returns reason on this rank, leaving its message */
