@@ -76,7 +76,7 @@ static void describe_values(char *text, size_t size, const char (*values)[CT_DIS
             snprintf(text + used, size - used, " %s '%s'", holders == 1 ? "has" : "have", values[firsts[v]]);
     }
     size_t used = strlen(text);
-    if (more_values > 0 && used < size) snprintf(text + used, size - used, ", and other ranks other values");
+    if (more_values > 0 && used < size) snprintf(text + used, size - used, ", and other ranks have other values");
 }
 
 /* Every rank gathers the values of the settings that differ and records the same message. */
