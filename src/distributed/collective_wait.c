@@ -1,7 +1,9 @@
 /* Waiting for a collective with a time limit, as PyTorch's process groups do (their `timeout`,
- * 10 minutes by default): ctorch starts every MPI collective non-blocking and polls it, so that
- * a rank that never arrives (stopped, busy elsewhere, or in another collective) cannot keep the
- * others waiting for ever.
+ * 10 minutes by default): ctorch starts the agreement that opens every collective (and the other
+ * small exchanges of the distributed layer) non-blocking and polls it, so that a rank that never
+ * arrives (stopped, busy elsewhere, or in another collective) cannot keep the others waiting for
+ * ever. The transfer that follows, once every rank has arrived, is watched by
+ * transfer_watchdog.c.
  *
  * When the limit passes, the rank asks every other rank where it is, over a communicator of its
  * own (point-to-point, so that a rank that waits in any ctorch collective can answer while it
