@@ -53,6 +53,27 @@ if(CTORCH_USE_MPI)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/distributed/check_job_fails.sh 60 ${job})
     list(APPEND CTORCH_MPI_TEST_NAMES distributed/rank_failure_${mode}_ends_the_job)
   endforeach()
+
+  # Rank 1 does not come to rank 0's collective (stopped, late, or gone into ct_dist_finalize):
+  # with a limit of 2 s the job ends within the check's limit, each rank saying what happened
+  # (tests/distributed/collective_timeout.c). Without a limit, rank 0 waits for ever.
+  add_executable(distributed_collective_timeout distributed/collective_timeout.c)
+  set_target_properties(distributed_collective_timeout PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/distributed)
+  target_compile_options(distributed_collective_timeout PRIVATE ${CTORCH_WARNINGS})
+  target_link_libraries(distributed_collective_timeout PRIVATE ctorch_static)
+  set(says_stop --says "rank 0: CT_ERR_TIMEOUT: ct_dist_all_reduce: timed out after 2 s"
+      --says "rank 1 did not arrive")
+  set(says_late --says "rank 0: CT_ERR_TIMEOUT: ct_dist_all_reduce: timed out after 2 s"
+      --says "rank 1: CT_ERR_TIMEOUT: ct_dist_all_reduce: rank 0 gave up waiting in ct_dist_all_reduce")
+  set(says_finalize --says "rank 0: CT_ERR_INVALID_ARGUMENT: ct_dist_all_reduce: rank 1 called ct_dist_finalize"
+      --says "rank 1: CT_ERR_INVALID_ARGUMENT: ct_dist_finalize: rank 0 called ct_dist_all_reduce")
+  foreach(mode stop late finalize)
+    ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_collective_timeout> ${mode})
+    add_test(NAME distributed/collective_timeout_${mode}_names_the_missing_rank
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/distributed/check_job_fails.sh ${says_${mode}} 30
+                     env CTORCH_DIST_TIMEOUT=2 ${job})
+    list(APPEND CTORCH_MPI_TEST_NAMES distributed/collective_timeout_${mode}_names_the_missing_rank)
+  endforeach()
 endif()
 
 function(ctorch_set_mpi_test_properties)

@@ -362,6 +362,15 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
         ct_train_data_free(&data);
         return status;
     }
+    /* Ranks started with different settings end together here, rank 0 naming what differs. */
+    ct_status agreed = job->distributed ? ct_train_agree_on_settings(&o->config, &data) : CT_OK;
+    if (agreed == CT_ERR_TIMEOUT) return ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
+    if (agreed != CT_OK) {
+        if (job->rank == 0) fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        ct_module_release(model);
+        ct_train_data_free(&data);
+        return CT_EXIT_USAGE;
+    }
     if (!o->json) print_header(o, job, &data, model);
     bool speaks = job->rank == 0;
     if (!o->json && speaks && o->resume)
@@ -403,9 +412,9 @@ int ct_cmd_train(int argc, char **argv)
     ct_tool_job job;
     if (!ct_tool_job_start(COMMAND, &job)) return CT_EXIT_FAILURE;
     train_options o = {0};
-    int quiet = ct_tool_job_quiet_begin(&job);
+    ct_tool_job_quiet_begin(&job);
     int status = parse(argc, argv, &job, &o);
-    ct_tool_job_quiet_end(quiet);
+    ct_tool_job_quiet_end(&job);
     if (status == 0 && !o.help && job.distributed &&
         !ct_tool_choose_device(COMMAND, &job, o.device, &o.config.device))
         status = CT_EXIT_USAGE;

@@ -58,17 +58,23 @@ void ct_tool_print_using_data_parallel(FILE *out, const ct_device *devices, int 
 typedef struct ct_tool_job {
     bool distributed;     /* launched with more than one process, and in the process group */
     int rank, world_size; /* 0 and 1 for a process alone */
+    /* Between quiet_begin and agree: what this rank held back from stderr. */
+    int saved_stderr;
+    FILE *capture;
+    char *held;
 } ct_tool_job;
 
 /* Joins the process group when the launcher started more than one process
  * (ct_dist_launcher_world_size); otherwise *job is this process alone. false after printing. */
 bool ct_tool_job_start(const char *command, ct_tool_job *job);
 /* Every rank reads the same command line, so rank 0 alone reports what is wrong with it: on the
- * other ranks, stderr goes to /dev/null between begin and end (begin returns what end needs). */
-int ct_tool_job_quiet_begin(const ct_tool_job *job);
-void ct_tool_job_quiet_end(int saved);
-/* The largest of every rank's status (a collective), so that all ranks go on, or end, together. */
-int ct_tool_job_agree(const ct_tool_job *job, int status);
+ * other ranks, stderr is held back between begin and end, and ct_tool_job_agree prints it only
+ * when it differs from rank 0's (ranks started with different command lines). */
+void ct_tool_job_quiet_begin(ct_tool_job *job);
+void ct_tool_job_quiet_end(ct_tool_job *job);
+/* The largest of every rank's status (a collective), so that all ranks go on, or end, together; a
+ * rank that failed for its own reason prints what it held back, as "rank R of N". */
+int ct_tool_job_agree(ct_tool_job *job, int status);
 /* Reports a failure while working. Alone: "ctorch <command>: message", and returns status. In a
  * job of several: "ctorch <command>: rank R of N: message", then ends every rank at once with
  * status (ct_dist_abort: the others may be waiting for this one in a collective). */

@@ -190,6 +190,11 @@ ct_status ct_train_sampler_create(const ct_train_config *config, int64_t dataset
 /* Sums values[0..count) over the ranks, in place (a collective: every rank calls it at the same
  * point). */
 ct_status ct_train_sum_over_ranks(double *values, int count);
+/* Every rank compares the settings that must be the same on all (the model, --epochs,
+ * --batch-size, --seed, the optimizer, --lr, and the training data's size, shape and checksum):
+ * ranks started differently fail together, naming what differs, instead of one of them waiting
+ * for ever in a collective the other never calls. A collective. */
+ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_train_data *data);
 /* The checks ct_train_run makes of a distributed config: the process group is up, and DataParallel
  * is not asked for too. */
 ct_status ct_train_check_distributed(const ct_train_config *config);

@@ -2,6 +2,10 @@
  * walks its share of every epoch through a DistributedSampler, and the epoch's sums are added up
  * over the ranks so that what is reported is the whole job's. The wrapping itself is in
  * ct_train_run (tools/train_loop.c), beside DataParallel's. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "train.h"
 
 ct_status ct_train_check_distributed(const ct_train_config *config)
@@ -38,4 +42,62 @@ ct_status ct_train_sum_over_ranks(double *values, int count)
         status = ct_train_fail_library("adding up the epoch over the ranks");
     ct_scope_pop();
     return status;
+}
+
+/* FNV-1a over a dataset's features and labels: ranks that read different data (another file, or
+ * one that differs on another machine) would train different models without a word. false when
+ * there is no memory to read them back. */
+static bool data_digest(const ct_dataset *ds, uint64_t *out)
+{
+    uint64_t h = 14695981039346656037ULL;
+    ct_tensor *parts[2] = {ct_dataset_features(ds), ct_dataset_labels(ds)};
+    bool read = true;
+    for (int p = 0; p < 2 && read; p++) {
+        size_t bytes = parts[p] ? (size_t)ct_numel(parts[p]) * ct_dtype_size(ct_tensor_dtype(parts[p])) : 0;
+        unsigned char *copy = malloc(bytes ? bytes : 1);
+        read = parts[p] && copy && ct_tensor_to_array(parts[p], copy, bytes) == CT_OK;
+        for (size_t i = 0; read && i < bytes; i++) h = (h ^ copy[i]) * 1099511628211ULL;
+        free(copy);
+    }
+    ct_release(parts[0]);
+    ct_release(parts[1]);
+    *out = h;
+    return read;
+}
+
+ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_train_data *data)
+{
+    uint64_t digest;
+    bool digested = data_digest(data->train, &digest);
+    enum { SETTINGS = 10, VALUE_MAX = 32 };
+    char values[SETTINGS][VALUE_MAX];
+    snprintf(values[0], VALUE_MAX, "%s", ct_train_model_name(config->model));
+    snprintf(values[1], VALUE_MAX, "%d", config->epochs);
+    snprintf(values[2], VALUE_MAX, "%lld", (long long)config->batch_size);
+    snprintf(values[3], VALUE_MAX, "%llu", (unsigned long long)config->seed);
+    snprintf(values[4], VALUE_MAX, "%s", ct_train_optimizer_name(config->optimizer));
+    snprintf(values[5], VALUE_MAX, "%.17g", config->lr);
+    snprintf(values[6], VALUE_MAX, "%lld", (long long)ct_dataset_size(data->train));
+    snprintf(values[7], VALUE_MAX, "%lld", (long long)data->features);
+    snprintf(values[8], VALUE_MAX, "%lld", (long long)data->classes);
+    /* A rank that cannot read its data back still takes part (the others would wait for it). */
+    if (digested) snprintf(values[9], VALUE_MAX, "%016" PRIx64, digest);
+    else snprintf(values[9], VALUE_MAX, "unknown (out of memory)");
+    /* The first three and the data's size fix how many collectives a rank calls; the seed fixes
+     * the split and each rank's share (different seeds: overlapping shares); the others would
+     * make the replicas differ. */
+    const ct_dist_setting settings[SETTINGS] = {
+        {"--model", values[0]},
+        {"--epochs", values[1]},
+        {"--batch-size", values[2]},
+        {"--seed", values[3]},
+        {"--optimizer", values[4]},
+        {"--lr", values[5]},
+        {"the number of training samples (--data)", values[6]},
+        {"the number of features (--data)", values[7]},
+        {"the number of classes (--data)", values[8]},
+        {"the training split's checksum (--data, --seed)", values[9]},
+    };
+    if (ct_dist_agree_on_settings(settings, SETTINGS) == CT_OK) return CT_OK;
+    return ct_train_fail(ct_last_error(), "%s", ct_last_error_message());
 }

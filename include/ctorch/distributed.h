@@ -20,8 +20,10 @@
  *   and on the other ranks the failing rank's own status when one rank could not take part.
  * After an error, an all_gather's output may hold this rank's input in its slice (it is copied
  * there before the check); other tensors are left as they were.
- * A rank that never calls the collective at all (it exited, or it waits elsewhere) cannot be
- * told apart from a slow one: when a process exits with an error, mpirun ends the whole job.
+ * A rank that never calls the collective at all (it exited, it is stopped, or it waits
+ * elsewhere) cannot be told apart from a slow one until the time limit passes (ct_dist_set_timeout:
+ * 10 minutes by default); then every rank waiting returns CT_ERR_TIMEOUT naming the collective and
+ * the ranks that did not arrive. When a process exits with an error, mpirun ends the whole job.
  *
  * Backends: MPI carries every device's tensors (through host memory for devices). The dispatch
  * point is per device type, so that NCCL can take CUDA tensors under these same calls.
@@ -65,7 +67,11 @@ int ct_dist_launcher_world_size(void);
  * ct_dist_finalize has finalised MPI it cannot start again (MPI forbids it): an error then. */
 ct_status ct_dist_init(void);
 /* Leaves the group and frees its staging memory; finalises MPI only when ct_dist_init
- * initialised it. A no-op when the group is not initialised. Collective: every rank calls it. */
+ * initialised it. A no-op when the group is not initialised. Collective: every rank calls it, and
+ * it first checks that every rank has come to the end: a rank still in another collective (it had
+ * more of them to call) and this one get CT_ERR_INVALID_ARGUMENT naming ct_dist_finalize; then, and
+ * after a timeout, MPI is left as it is (finalising would wait for the other ranks) and the
+ * program should end the job (ct_dist_abort, or exit with an error status). */
 ct_status ct_dist_finalize(void);
 bool ct_dist_is_initialized(void);
 /* Ends every process of the job at once with exit_code (MPI_Abort on ctorch's communicator):
@@ -74,6 +80,49 @@ bool ct_dist_is_initialized(void);
  * (mpirun's default), but one that calls ct_dist_finalize first may wait in MPI_Finalize for
  * ranks that wait for it. Before ct_dist_init (or without MPI) it ends this process alone. */
 void ct_dist_abort(int exit_code);
+
+/* ---- the time limit (torch.distributed.init_process_group's timeout) ----
+ * Each collective (ct_dist_finalize's check that every rank has come to the end included) must
+ * complete within the limit: 600 s by default, CTORCH_DIST_TIMEOUT (seconds, read by ct_dist_init;
+ * a value that is not a number above 0 makes ct_dist_init fail naming it), or the program's own
+ * through ct_dist_set_timeout, which wins over both, at any time. When the limit passes, the rank
+ * asks the others where they are and returns CT_ERR_TIMEOUT with a message naming the collective
+ * and the ranks that did not arrive (those that do not answer: stopped, gone, or busy outside
+ * ctorch's collectives; and those in another collective, with its name). The ranks it asked learn
+ * that it gave up: their current or next collective returns CT_ERR_TIMEOUT at once, naming the
+ * missing ranks too. MPI cannot take a started collective back, so the process group cannot be
+ * used after a timeout: later collectives return CT_ERR_TIMEOUT at once, and ct_dist_finalize
+ * returns it without finalising MPI (which would wait for the missing ranks); the tensors of the
+ * collective that timed out may still be written by MPI. End the job: ct_dist_abort, or exit with
+ * an error status (the launcher then ends every process). Once every rank has come, the bytes move
+ * through MPI's blocking calls (much faster than its non-blocking ones for mid-sized buffers),
+ * which cannot be left: a transfer that outlasts the limit (a rank stopped or failed in the middle
+ * of it) is ended by a watchdog thread, as PyTorch's NCCL watchdog does, which prints
+ * "ctorch: rank R of N: <collective>: the transfer did not complete within ..." and aborts the
+ * job (MPI_Abort). CUDA tensors that go through NCCL: the
+ * agreement before the transfer is under the limit (a rank that does not come is found there),
+ * the transfer queued on the device is not. */
+/* seconds: finite, above 0 (else CT_ERR_INVALID_ARGUMENT). May be called before ct_dist_init. */
+ct_status ct_dist_set_timeout(double seconds);
+/* The limit in seconds (before ct_dist_init: the one it would take). */
+double ct_dist_timeout(void);
+
+/* ---- agreeing on a run's settings ----
+ * Ranks started with different settings that decide how many collectives they call (epochs,
+ * batch size, the data's size) would wait in a collective another rank never calls. Called by
+ * every rank with the same names in the same order, before the work: CT_OK when every rank gives
+ * each name the same value; otherwise CT_ERR_INVALID_ARGUMENT on every rank naming each setting
+ * that differs (up to four) and which ranks have which value ("--epochs differs between the
+ * ranks: rank 0 has 3, rank 1 has 1"). Values are compared as text, up to
+ * CT_DIST_SETTING_VALUE_MAX - 1 characters (longer ones are compared and shown cut); at most
+ * CT_DIST_SETTINGS_MAX settings. A collective (within the time limit). */
+#define CT_DIST_SETTINGS_MAX 64
+#define CT_DIST_SETTING_VALUE_MAX 128
+typedef struct ct_dist_setting {
+    const char *name;  /* as the user knows it: "--epochs" */
+    const char *value; /* "3" */
+} ct_dist_setting;
+ct_status ct_dist_agree_on_settings(const ct_dist_setting *settings, int count);
 
 /* This process's rank in [0, world size), and the world size. -1 (and CT_ERR_UNAVAILABLE)
  * before ct_dist_init. */

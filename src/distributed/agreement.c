@@ -30,6 +30,8 @@ const char *ct_dist_kind_function(ct_dist_kind kind)
     case CT_DIST_BROADCAST: return "ct_dist_broadcast";
     case CT_DIST_ALL_GATHER: return "ct_dist_all_gather";
     case CT_DIST_REDUCE_SCATTER: return "ct_dist_reduce_scatter";
+    case CT_DIST_FINALIZE: return "ct_dist_finalize";
+    case CT_DIST_AGREE_SETTINGS: return "ct_dist_agree_on_settings";
     }
     return "a collective";
 }
@@ -76,10 +78,21 @@ static ct_status report_difference(const ct_dist_group *group, const int64_t *mi
                                    const int64_t *theirs)
 {
     const char *fn = ct_dist_kind_function((ct_dist_kind)mine[F_KIND]);
+    if (mine[F_KIND] != theirs[F_KIND] && (mine[F_KIND] == CT_DIST_FINALIZE || theirs[F_KIND] == CT_DIST_FINALIZE))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: rank %d called %s at the same point: %s collectives "
+                        "than %s; every rank must call the same collectives (were the ranks started with "
+                        "different settings?)", fn, other, ct_dist_kind_function((ct_dist_kind)theirs[F_KIND]),
+                        theirs[F_KIND] == CT_DIST_FINALIZE ? "it has ended, having called fewer"
+                                                           : "this rank has ended, having called fewer",
+                        theirs[F_KIND] == CT_DIST_FINALIZE ? "this rank" : "it");
     if (mine[F_KIND] != theirs[F_KIND])
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: rank %d called %s at the same point; every rank must "
                         "call the same collectives in the same order", fn, other,
                         ct_dist_kind_function((ct_dist_kind)theirs[F_KIND]));
+    if (mine[F_KIND] == CT_DIST_AGREE_SETTINGS)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: this rank (%d) gave %lld settings, rank %d gave %lld; "
+                        "every rank must give the same settings", fn, group->rank, (long long)mine[F_SHAPE],
+                        other, (long long)theirs[F_SHAPE]);
     if (mine[F_OP] != theirs[F_OP])
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: this rank (%d) reduces with %s, rank %d with %s; every "
                         "rank must pass the same op", fn, group->rank,
@@ -99,7 +112,7 @@ static ct_status report_difference(const ct_dist_group *group, const int64_t *mi
 }
 
 /* Everyone learns what everyone brought, and this rank records the error that concerns it. */
-static ct_status explain(const ct_dist_group *group, const int64_t *mine, ct_status my_status)
+static ct_status explain(ct_dist_group *group, const int64_t *mine, ct_status my_status)
 {
     static const char *FN = "ct_dist_agree";
     account *accounts = calloc((size_t)group->world_size + 1, sizeof *accounts);
@@ -110,10 +123,15 @@ static ct_status explain(const ct_dist_group *group, const int64_t *mine, ct_sta
     account *own = &accounts[group->world_size];
     memcpy(own->fields, mine, sizeof own->fields);
     if (my_status != CT_OK) snprintf(own->message, sizeof own->message, "%s", ct_last_error_message());
-    int code = MPI_Allgather(own, (int)sizeof *own, MPI_BYTE, accounts, (int)sizeof *own, MPI_BYTE, group->comm);
+    MPI_Request request;
+    int code = MPI_Iallgather(own, (int)sizeof *own, MPI_BYTE, accounts, (int)sizeof *own, MPI_BYTE, group->comm,
+                              &request);
     ct_status status;
     if (code != MPI_SUCCESS) {
-        status = ct_dist_mpi_fail(FN, "MPI_Allgather", code);
+        status = ct_dist_mpi_fail(FN, "MPI_Iallgather", code);
+    } else if ((status = ct_dist_wait(group, &request, "MPI_Iallgather")) != CT_OK) {
+        /* Timed out: MPI may still write into accounts, which stays allocated. */
+        return status;
     } else if (my_status != CT_OK) {
         status = my_status; /* this rank's own error, already recorded */
     } else {
@@ -135,7 +153,10 @@ ct_status ct_dist_agree_direct(ct_dist_group *group, const ct_dist_descriptor *d
 {
     /* The fields and their negations, then whether this rank goes direct and its negation: the
      * maximum of the one says whether any rank does, of the other whether all do. */
-    int64_t mine[FIELDS], extremes[2 * FIELDS + 2];
+    /* Static, not on the stack: after a timeout MPI may still write into it (one collective at a
+     * time: the group's lock). */
+    static int64_t extremes[2 * FIELDS + 2];
+    int64_t mine[FIELDS];
     pack(d, mine);
     for (int i = 0; i < FIELDS; i++) {
         extremes[i] = mine[i];
@@ -144,8 +165,11 @@ ct_status ct_dist_agree_direct(ct_dist_group *group, const ct_dist_descriptor *d
     extremes[2 * FIELDS] = d->direct;
     extremes[2 * FIELDS + 1] = -(int64_t)d->direct;
     *all_direct = *any_direct = false;
-    int code = MPI_Allreduce(MPI_IN_PLACE, extremes, 2 * FIELDS + 2, MPI_INT64_T, MPI_MAX, group->comm);
-    if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_agree", "MPI_Allreduce", code);
+    MPI_Request request;
+    int code = MPI_Iallreduce(MPI_IN_PLACE, extremes, 2 * FIELDS + 2, MPI_INT64_T, MPI_MAX, group->comm, &request);
+    if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_agree", "MPI_Iallreduce", code);
+    ct_status status = ct_dist_wait(group, &request, "MPI_Iallreduce");
+    if (status != CT_OK) return status;
     *any_direct = extremes[2 * FIELDS] == 1;
     *all_direct = extremes[2 * FIELDS + 1] == -1;
     bool agree = true;
@@ -164,8 +188,14 @@ void ct_dist_abstain(const char *function, ct_dist_kind kind, int op)
 {
     ct_status reason = ct_last_error() != CT_OK ? ct_last_error() : CT_ERR_INTERNAL;
     if (!ct_dist_is_initialized()) return; /* nobody waits; keep the reason */
+    char message[1024];
+    snprintf(message, sizeof message, "%s", ct_last_error_message());
     ct_dist_group *group = ct_dist_collective_begin(function);
-    if (!group) return;
+    if (!group) {
+        /* Nobody can wait (the group is broken): the reason stays this rank's error. */
+        ct_error(reason, "%s", message);
+        return;
+    }
     ct_dist_descriptor d = ct_dist_describe(kind, op, -1, NULL);
     d.status = reason;
     ct_dist_agree(group, &d); /* returns reason on this rank, leaving its message */

@@ -17,7 +17,9 @@ typedef enum ct_dist_kind {
     CT_DIST_ALL_REDUCE,
     CT_DIST_BROADCAST,
     CT_DIST_ALL_GATHER,
-    CT_DIST_REDUCE_SCATTER
+    CT_DIST_REDUCE_SCATTER,
+    CT_DIST_FINALIZE,       /* ct_dist_finalize's check that every rank has come to the end */
+    CT_DIST_AGREE_SETTINGS  /* ct_dist_agree_on_settings */
 } ct_dist_kind;
 const char *ct_dist_kind_function(ct_dist_kind kind); /* "ct_dist_all_reduce", ... */
 
@@ -103,6 +105,14 @@ typedef struct ct_dist_group {
     int works_unfinished;     /* queued or running */
     bool comm_thread_running, comm_thread_stop;
     pthread_t comm_thread;
+    /* The time limit (collective_wait.c). The fields below timeout_seconds change under lock. */
+    double timeout_seconds;
+    MPI_Comm control;           /* where a rank that timed out asks the others where they are */
+    int64_t collective_number;  /* collectives begun here: the same on every rank in step */
+    const char *collective_function; /* the one in progress ("ct_dist_all_reduce"), else NULL */
+    double started;             /* when it began (ct_dist_seconds) */
+    bool broken;                /* a collective timed out, here or on another rank: MPI stays unused */
+    char broken_reason[1024];
 } ct_dist_group;
 
 extern ct_dist_group ct_dist_group_state;
@@ -113,6 +123,26 @@ ct_dist_group *ct_dist_group_get(const char *function);
  * this thread may not call MPI); ct_dist_collective_end unlocks it. */
 ct_dist_group *ct_dist_collective_begin(const char *function);
 void ct_dist_collective_end(ct_dist_group *group);
+/* ---- the time limit (collective_wait.c) ---- */
+/* The limit ct_dist_init takes: the program's (ct_dist_set_timeout), else CTORCH_DIST_TIMEOUT's,
+ * else 600 s; an error naming the variable when its value is not a number of seconds above 0. */
+ct_status ct_dist_timeout_from_environment(double *seconds);
+/* Waits for a started MPI request of the collective in progress (call names the MPI function for
+ * errors). CT_ERR_TIMEOUT, the missing ranks named, when the collective's time is up or another
+ * rank gave up (the group is broken then, and the request stays started). */
+ct_status ct_dist_wait(ct_dist_group *group, MPI_Request *request, const char *call);
+/* Fails (CT_ERR_TIMEOUT, the group broken) when another rank gave up and asked where this one
+ * is; CT_OK otherwise. */
+ct_status ct_dist_check_questions(ct_dist_group *group);
+
+/* The transfer of the collective in progress (a blocking MPI call: every rank has arrived) is
+ * watched between begin and end: past the collective's limit, a thread prints what happened and
+ * aborts the job (transfer_watchdog.c). The thread runs from ct_dist_init to ct_dist_finalize. */
+void ct_dist_watchdog_start(ct_dist_group *group);
+void ct_dist_watchdog_stop(void);
+void ct_dist_transfer_begin(ct_dist_group *group);
+void ct_dist_transfer_end(void);
+
 /* Records CT_ERR_BACKEND: "<function>: <call> failed: <MPI's error string>". */
 ct_status ct_dist_mpi_fail(const char *function, const char *call, int code);
 

@@ -1,6 +1,7 @@
-/* The MPI backend: collectives on contiguous host buffers, mapped onto MPI's own calls. MPI
- * counts are ints, so all-reduce and broadcast go in pieces of at most 2^30 elements; AVG is a
- * sum followed by a division, as MPI has no average. */
+/* The MPI backend: collectives on contiguous host buffers, mapped onto MPI's own calls (blocking:
+ * every rank has arrived by now, and a transfer that outlasts the time limit is ended by the
+ * watchdog, transfer_watchdog.c). MPI counts are ints, so all-reduce and broadcast go in pieces
+ * of at most 2^30 elements; AVG is a sum followed by a division, as MPI has no average. */
 #include <limits.h>
 
 #include "distributed/dist_internal.h"
@@ -53,14 +54,17 @@ static void divide(void *data, int64_t count, ct_dtype dtype, int divisor)
 
 static int world_size(void) { return ct_dist_group_state.world_size; }
 static MPI_Comm comm(void) { return ct_dist_group_state.comm; }
+static void transfer_begin(void) { ct_dist_transfer_begin(&ct_dist_group_state); }
 
 static ct_status mpi_all_reduce(void *data, int64_t count, ct_dtype dtype, ct_reduce_op op)
 {
     size_t element = ct_dtype_size(dtype);
     for (int64_t done = 0; done < count; done += PIECE) {
         int piece = (int)(count - done < PIECE ? count - done : PIECE);
+        transfer_begin();
         int code = MPI_Allreduce(MPI_IN_PLACE, (char *)data + (size_t)done * element, piece,
                                  datatype_of(dtype), op_of(op, dtype), comm());
+        ct_dist_transfer_end();
         if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_all_reduce", "MPI_Allreduce", code);
     }
     if (op == CT_REDUCE_AVG) divide(data, count, dtype, world_size());
@@ -72,7 +76,9 @@ static ct_status mpi_broadcast(void *data, int64_t count, ct_dtype dtype, int ro
     size_t element = ct_dtype_size(dtype);
     for (int64_t done = 0; done < count; done += PIECE) {
         int piece = (int)(count - done < PIECE ? count - done : PIECE);
+        transfer_begin();
         int code = MPI_Bcast((char *)data + (size_t)done * element, piece, datatype_of(dtype), root, comm());
+        ct_dist_transfer_end();
         if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_broadcast", "MPI_Bcast", code);
     }
     return CT_OK;
@@ -81,16 +87,20 @@ static ct_status mpi_broadcast(void *data, int64_t count, ct_dtype dtype, int ro
 static ct_status mpi_all_gather(const void *send, void *recv, int64_t count, ct_dtype dtype)
 {
     MPI_Datatype type = datatype_of(dtype);
+    transfer_begin();
     int code = MPI_Allgather(send ? send : MPI_IN_PLACE, send ? (int)count : 0, type, recv, (int)count,
                              type, comm());
+    ct_dist_transfer_end();
     return code == MPI_SUCCESS ? CT_OK : ct_dist_mpi_fail("ct_dist_all_gather", "MPI_Allgather", code);
 }
 
 static ct_status mpi_reduce_scatter(const void *send, void *recv, int64_t count, ct_dtype dtype,
                                     ct_reduce_op op)
 {
+    transfer_begin();
     int code = MPI_Reduce_scatter_block(send ? send : MPI_IN_PLACE, recv, (int)count, datatype_of(dtype),
                                         op_of(op, dtype), comm());
+    ct_dist_transfer_end();
     if (code != MPI_SUCCESS) return ct_dist_mpi_fail("ct_dist_reduce_scatter", "MPI_Reduce_scatter_block", code);
     if (op == CT_REDUCE_AVG) divide(recv, count, dtype, world_size());
     return CT_OK;

@@ -210,13 +210,16 @@ static ct_status nccl_prepare(ct_device device)
         root.ok = result == ncclSuccess;
         if (!root.ok) snprintf(why, sizeof why, "ncclGetUniqueId failed: %s", library.fn.ncclGetErrorString(result));
     }
-    int code = MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, group->comm);
-    if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Bcast", code);
+    MPI_Request request;
+    int code = MPI_Ibcast(&root, (int)sizeof root, MPI_BYTE, 0, group->comm, &request);
+    if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Ibcast", code);
+    if (ct_dist_wait(group, &request, "MPI_Ibcast") != CT_OK) return ct_last_error();
     /* No rank joins unless every rank can: a rank waiting in ncclCommInitRank for one that never
      * comes would hang. */
     int all_ready = ready && root.ok;
-    code = MPI_Allreduce(MPI_IN_PLACE, &all_ready, 1, MPI_INT, MPI_MIN, group->comm);
-    if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Allreduce", code);
+    code = MPI_Iallreduce(MPI_IN_PLACE, &all_ready, 1, MPI_INT, MPI_MIN, group->comm, &request);
+    if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Iallreduce", code);
+    if (ct_dist_wait(group, &request, "MPI_Iallreduce") != CT_OK) return ct_last_error();
     int made = 0;
     if (all_ready) {
         ncclComm_t comm = NULL;
@@ -228,8 +231,9 @@ static ct_status nccl_prepare(ct_device device)
         } else {
             snprintf(why, sizeof why, "ncclCommInitRank failed: %s", library.fn.ncclGetErrorString(result));
         }
-        code = MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, group->comm);
-        if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Allreduce", code);
+        code = MPI_Iallreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, group->comm, &request);
+        if (code != MPI_SUCCESS) return ct_dist_mpi_fail(FN, "MPI_Iallreduce", code);
+        if (ct_dist_wait(group, &request, "MPI_Iallreduce") != CT_OK) return ct_last_error();
     }
     if (made) {
         ct_log_message(CT_LOG_DEBUG, "ct_dist: NCCL communicator of %d ranks on cuda:%d", group->world_size,

@@ -24,6 +24,20 @@ void ct_dist_abort(int exit_code)
     fflush(stderr);
     exit(exit_code);
 }
+ct_status ct_dist_set_timeout(double seconds)
+{
+    (void)seconds;
+    return not_built("ct_dist_set_timeout");
+}
+double ct_dist_timeout(void) { return 600.0; }
+
+ct_status ct_dist_agree_on_settings(const ct_dist_setting *settings, int count)
+{
+    (void)settings;
+    (void)count;
+    return not_built("ct_dist_agree_on_settings");
+}
+
 int ct_dist_rank(void) { return not_built("ct_dist_rank"), -1; }
 int ct_dist_world_size(void) { return not_built("ct_dist_world_size"), -1; }
 int ct_dist_local_rank(void) { return not_built("ct_dist_local_rank"), -1; }

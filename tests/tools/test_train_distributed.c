@@ -328,6 +328,103 @@ static void a_rank_that_fails_while_working_ends_the_job(void **state)
     free(out);
 }
 
+/* `ctorch args` as a job of 2 processes in which rank 1 gets rank1_args after args (a later
+ * option wins): ranks started with different command lines. */
+static char *run_job_rank1_differs(const char *args, const char *rank1_args, int *status, double *seconds)
+{
+    char command[4096];
+    snprintf(command, sizeof command,
+             "CTORCH_DIST_DEVICE=cpu timeout --kill-after=10 60 %s 2 %s sh -c 'if [ \"${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\" "
+             "= 1 ]; then set -- \"$@\" %s; fi; exec \"$0\" \"$@\"' '%s' %s 2>&1",
+             CTORCH_MPIRUN, CTORCH_MPIRUN_FLAGS, rank1_args, CTORCH_TOOL_PATH, args);
+    return run(command, status, seconds);
+}
+
+/* Ranks started with different settings end at the start, every rank with status 2, with one line
+ * that names the setting and each rank's value (rank 0's with --epochs 2 or the digits). */
+static void assert_ranks_disagree(const char *rank1_args, const char *part)
+{
+    int status;
+    double seconds;
+    char *out = run_job_rank1_differs("train --epochs 2", rank1_args, &status, &seconds);
+    if (status != 2) fail_msg("rank 1 with %s: status %d after %.1f s, want 2: %s", rank1_args, status, seconds, out);
+    if (seconds > 30) fail_msg("rank 1 with %s: the job took %.1f s to end: %s", rank1_args, seconds, out);
+    if (count_occurrences(out, part) != 1) fail_msg("rank 1 with %s: '%s' not once in: %s", rank1_args, part, out);
+    if (strstr(out, "epoch 1/")) fail_msg("rank 1 with %s: the job trained: %s", rank1_args, out);
+    free(out);
+}
+
+/* Once a rank waited for ever in an all-reduce that a rank with fewer epochs never called; ranks
+ * with another seed trained on overlapping shares of other splits; ranks with more or less data
+ * failed with "reduces with sum, rank 0 with avg". */
+static void ranks_started_with_different_settings_fail_at_once_naming_them(void **state)
+{
+    (void)state;
+    assert_ranks_disagree("--epochs 1", "ctorch train: ct_dist_agree_on_settings: --epochs differs between the "
+                          "ranks: rank 0 has '2', rank 1 has '1'");
+    assert_ranks_disagree("--seed 7", "--seed differs between the ranks: rank 0 has '0', rank 1 has '7'");
+    assert_ranks_disagree("--batch-size 16", "--batch-size differs between the ranks: rank 0 has '32', rank 1 has '16'");
+    char path[] = "/tmp/ctorch_ddp_data_XXXXXX.csv", args[128];
+    write_even_digits(path);
+    snprintf(args, sizeof args, "--data %s", path);
+    assert_ranks_disagree(args, "the number of training samples (--data) differs between the ranks: rank 0 has "
+                          "'1437', rank 1 has '480'");
+    unlink(path);
+}
+
+/* Rank 1 alone was given a bad option: its own message reaches the user (rank 0 has none). */
+static void a_bad_option_on_another_rank_than_0_is_reported_by_that_rank(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run_job_rank1_differs("train --epochs 1", "--bogus", &status, NULL);
+    if (status != 2) fail_msg("status %d, want 2: %s", status, out);
+    if (count_occurrences(out, "ctorch train: rank 1 of 2: unknown option '--bogus'; the options are") != 1)
+        fail_msg("rank 1's message is not there once: %s", out);
+    free(out);
+    out = run_job_rank1_differs("train --epochs 1", "--epochs 0", &status, NULL);
+    if (status != 2) fail_msg("status %d, want 2: %s", status, out);
+    assert_contains(out, "ctorch train: rank 1 of 2: --epochs");
+    free(out);
+}
+
+/* Rank 1 is stopped (kill -STOP) while training: with a limit of 2 s, rank 0's collective fails
+ * naming rank 1 (or its watchdog ends a transfer rank 1 was stopped in), and the job ends instead
+ * of waiting for ever. */
+static void a_stopped_rank_ends_the_job_after_the_time_limit(void **state)
+{
+    (void)state;
+    char command[4096];
+    snprintf(command, sizeof command,
+             "CTORCH_DIST_DEVICE=cpu CTORCH_DIST_TIMEOUT=2 timeout --kill-after=10 60 %s 2 %s sh -c 'if [ "
+             "\"${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\" = 1 ]; then (sleep 3; kill -STOP $$) & fi; exec \"$0\" \"$@\"' "
+             "'%s' train --epochs 100000 2>&1",
+             CTORCH_MPIRUN, CTORCH_MPIRUN_FLAGS, CTORCH_TOOL_PATH);
+    int status;
+    double seconds;
+    char *out = run(command, &status, &seconds);
+    if (status == 0 || status == 124 || status == 137) fail_msg("status %d after %.1f s: %s", status, seconds, out);
+    if (seconds > 30) fail_msg("the job took %.1f s to end: %s", seconds, out);
+    /* Stopped between collectives, rank 1 is missing from rank 0's next one, which names it; stopped
+     * in the middle of a transfer (all ranks had come), the watchdog says so and ends the job. */
+    bool named = strstr(out, "ctorch train: rank 0 of 2: ") && strstr(out, "ct_dist_all_reduce: timed out after 2 s");
+    if (!named && !strstr(out, "ct_dist_all_reduce: the transfer did not complete within 2 s"))
+        fail_msg("no rank said the collective timed out: %s", out);
+    if (strstr(out, "timed out after 2 s")) assert_contains(out, "rank 1 did not arrive");
+    free(out);
+}
+
+/* A collective's time limit that is not a number of seconds: every rank says so and ends. */
+static void a_bad_collective_timeout_is_named(void **state)
+{
+    (void)state;
+    int status;
+    char *out = run_job(2, "CTORCH_DIST_DEVICE=cpu CTORCH_DIST_TIMEOUT=soon", "train --epochs 1", &status, NULL);
+    if (status == 0 || status == 124 || status == 137) fail_msg("status %d: %s", status, out);
+    assert_contains(out, "CTORCH_DIST_TIMEOUT is 'soon'; give the collectives' time limit in seconds");
+    free(out);
+}
+
 /* argv[1], when given, runs only the tests whose names match it (a cmocka filter, * a wildcard). */
 int main(int argc, char **argv)
 {
@@ -340,6 +437,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(one_rank_is_plain_ctorch_train),
         cmocka_unit_test(a_bad_command_line_ends_every_rank_with_one_line),
         cmocka_unit_test(a_rank_that_fails_while_working_ends_the_job),
+        cmocka_unit_test(ranks_started_with_different_settings_fail_at_once_naming_them),
+        cmocka_unit_test(a_bad_option_on_another_rank_than_0_is_reported_by_that_rank),
+        cmocka_unit_test(a_stopped_rank_ends_the_job_after_the_time_limit),
+        cmocka_unit_test(a_bad_collective_timeout_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
