@@ -82,6 +82,16 @@ ct_tensor *ct_log_softmax(const ct_tensor *a, int dim);
 
 /* ---- linear algebra: torch.matmul (1-D to batched N-D with broadcasting) ---- */
 ct_tensor *ct_matmul(const ct_tensor *a, const ct_tensor *b);
+/* torch.set_float32_matmul_precision: how float32 matrix products (ct_matmul, ct_conv2d,
+ * the Linear and Conv2d modules, and their gradients) may round on CUDA. "highest" (the default, as in PyTorch): in
+ * float32. "high" and "medium": cuBLAS may use TF32 tensor cores (inputs rounded to 10 mantissa
+ * bits, float32 sums), many times faster on an A100 or H100. Per process, read at each product.
+ * CTORCH_ALLOW_TF32=1 in the environment makes "high" the default (read once, at first use).
+ * float64, the CPU (OpenBLAS) and OpenCL (CLBlast) have no TF32 and are unaffected. A string
+ * other than the three is CT_ERR_INVALID_ARGUMENT, NULL CT_ERR_NULL_ARGUMENT. */
+ct_status ct_set_float32_matmul_precision(const char *precision);
+/* "highest", "high" or "medium" (a static string). */
+const char *ct_get_float32_matmul_precision(void);
 
 /* ---- joining and indexing ---- */
 ct_tensor *ct_cat(const ct_tensor *const *tensors, int count, int dim);

@@ -17,6 +17,10 @@ void *ct_error_null(ct_status status, const char *fmt, ...) CT_PRINTF(2, 3);
  * records CT_ERR_NULL_ARGUMENT naming the argument and the call. Returns NULL. */
 void *ct_null_argument(const char *function, const char *argument);
 
+/* Whether float32 matrix products may use TF32 (ct_set_float32_matmul_precision "high" or
+ * "medium", or CTORCH_ALLOW_TF32=1): read by the CUDA backend at every product. */
+bool ct_float32_matmul_allows_tf32(void);
+
 void ct_log_message(ct_log_level level, const char *fmt, ...) CT_PRINTF(2, 3);
 
 /* "1.50 GiB" into buf. */

@@ -79,6 +79,7 @@ static void core_device_and_memory(void **state)
     expect_status(ct_device_list_parse("cpu", &device, 1, NULL));
     expect_status(ct_dist_device(NULL));
     expect_status(ct_dist_device_from("cpu", NULL));
+    expect_status(ct_set_float32_matmul_precision(NULL));
     assert_no_failures();
 }
 

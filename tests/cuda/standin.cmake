@@ -186,5 +186,10 @@ if(CTORCH_USE_MPI AND CTORCH_USE_NCCL)
   set_property(TEST distributed/test_ddp_cuda_standin_nccl_init_fails APPEND PROPERTY ENVIRONMENT
                "CTORCH_NCCL_STANDIN_FAIL=init" "CTORCH_TEST_CUDA_COLLECTIVES=mpi")
 endif()
+# TF32 for float32 products exactly when allowed; and allowed from the start by CTORCH_ALLOW_TF32=1.
+set_property(TEST cuda/test_cuda_tf32_only_when_allowed APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=1")
+add_test(NAME cuda/test_cuda_tf32_only_when_allowed_environment COMMAND cuda_test_cuda_tf32_only_when_allowed environment)
+set_tests_properties(cuda/test_cuda_tf32_only_when_allowed_environment PROPERTIES ENVIRONMENT
+  "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT};CTORCH_CUDA_STANDIN_DEVICES=1;CTORCH_ALLOW_TF32=1")
 # The promised same bits (random numbers for a seed, float-to-integer conversions) on both devices.
 set_property(TEST cuda/test_cuda_same_bits_as_the_cpu APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")

@@ -82,6 +82,24 @@ void ctorch_standin_launch_log_clear(void);
 typedef size_t (*ctorch_standin_launch_log_fn)(ctorch_standin_launch *out, size_t capacity);
 typedef void (*ctorch_standin_launch_log_clear_fn)(void);
 
+/* The stand-in cuBLAS's gemm log (exported by the cuBLAS stand-in, not the driver): every product
+ * a cublas*gemm* call queued, in order, the last CTORCH_STANDIN_GEMM_LOG_CAPACITY since the last
+ * clear, with the handle's math mode at the call (cublasSetMathMode; CUBLAS_DEFAULT_MATH for a
+ * handle never set), so that a test sees whether a float32 product was allowed TF32
+ * (CUBLAS_TF32_TENSOR_OP_MATH). ctorch_standin_cublas_gemm_log copies the first min(held,
+ * capacity) into out, oldest first, and returns how many it holds. */
+#define CTORCH_STANDIN_GEMM_LOG_CAPACITY 1024
+typedef struct ctorch_standin_gemm {
+    const char *call; /* "cublasSgemm", "cublasDgemmStridedBatched"; a static string */
+    int device;       /* the handle's */
+    int f64;          /* 1 for cublasDgemm*, 0 for cublasSgemm* */
+    int math_mode;    /* a cublasMath_t */
+} ctorch_standin_gemm;
+size_t ctorch_standin_cublas_gemm_log(ctorch_standin_gemm *out, size_t capacity);
+void ctorch_standin_cublas_gemm_log_clear(void);
+typedef size_t (*ctorch_standin_cublas_gemm_log_fn)(ctorch_standin_gemm *out, size_t capacity);
+typedef void (*ctorch_standin_cublas_gemm_log_clear_fn)(void);
+
 /* The block scheduler, for its tests. Runs body(arg) as every thread of `grid` 1-D blocks of
  * `block` threads, on the calling thread, as the stand-in runs a kernel's C build: block after
  * block, a block's threads as fibers when its thread 0 reaches a barrier. body reads its thread's

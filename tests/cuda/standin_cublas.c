@@ -8,9 +8,15 @@
  * - cublasSetStream sets the stream the products are queued on (NULL: the NULL stream); each
  *   product runs on that stream's worker, in order with the driver's other work there, and
  *   reads alpha and beta at the call (host pointer mode, cuBLAS's default);
+ * - cublasSetMathMode sets the handle's math mode, which each product records in the gemm log
+ *   (standin.h: ctorch_standin_cublas_gemm_log) as it was at the call, so that a test can tell
+ *   whether a float32 product was allowed TF32; the arithmetic stays exact float32 (OpenBLAS's
+ *   sgemm) in every mode, since TF32 rounding is not what the stand-in is for;
  * - arguments are checked as cuBLAS checks them (CUBLAS_STATUS_INVALID_VALUE), and every matrix
  *   must lie in live device memory of the handle's device (EXECUTION_FAILED otherwise).
- * Not modelled: other pointer modes, math modes, workspaces, and any call not in the list. */
+ * Not modelled: other pointer modes, the math modes' arithmetic, workspaces, and any call not in
+ * the list. */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +30,41 @@
 struct cublasContext {
     int device;
     cudaStream_t stream;
+    cublasMath_t math_mode; /* CUBLAS_DEFAULT_MATH (0) from calloc, as a new handle's */
 };
+
+/* The gemm log (standin.h): the last CTORCH_STANDIN_GEMM_LOG_CAPACITY products accepted. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static ctorch_standin_gemm gemm_log[CTORCH_STANDIN_GEMM_LOG_CAPACITY];
+static size_t gemm_log_count; /* since the last clear */
+
+static void log_gemm(const char *call, const struct cublasContext *handle, bool f64)
+{
+    pthread_mutex_lock(&log_lock);
+    gemm_log[gemm_log_count % CTORCH_STANDIN_GEMM_LOG_CAPACITY] =
+        (ctorch_standin_gemm){call, handle->device, f64, (int)handle->math_mode};
+    gemm_log_count++;
+    pthread_mutex_unlock(&log_lock);
+}
+
+size_t ctorch_standin_cublas_gemm_log(ctorch_standin_gemm *out, size_t capacity)
+{
+    pthread_mutex_lock(&log_lock);
+    size_t held = gemm_log_count < CTORCH_STANDIN_GEMM_LOG_CAPACITY ? gemm_log_count
+                                                                   : CTORCH_STANDIN_GEMM_LOG_CAPACITY;
+    size_t oldest = gemm_log_count - held;
+    for (size_t i = 0; i < held && i < capacity; i++)
+        out[i] = gemm_log[(oldest + i) % CTORCH_STANDIN_GEMM_LOG_CAPACITY];
+    pthread_mutex_unlock(&log_lock);
+    return held;
+}
+
+void ctorch_standin_cublas_gemm_log_clear(void)
+{
+    pthread_mutex_lock(&log_lock);
+    gemm_log_count = 0;
+    pthread_mutex_unlock(&log_lock);
+}
 
 cublasStatus_t cublasCreate(cublasHandle_t *handle)
 {
@@ -52,6 +92,17 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
 {
     if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
     handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The modes of cublasMath_t (numbers, since older headers lack the emulation modes 4 and 8),
+ * with or without CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION; anything else is refused. */
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
+{
+    if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+    int base = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (base < 0 || (base > 4 && base != 8)) return CUBLAS_STATUS_INVALID_VALUE;
+    handle->math_mode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -170,6 +221,7 @@ static cublasStatus_t gemm(const char *call, cublasHandle_t handle, bool f64, cu
     }
     if (ctorch_standin_enqueue(handle->stream, run_gemm, free, g) != CUDA_SUCCESS)
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    log_gemm(call, handle, f64);
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -45,6 +45,19 @@ static inline void *standin_function(const char *name)
     return function;
 }
 
+/* One of the stand-in cuBLAS's own functions (its gemm log), from the library ctorch opened. */
+static inline void *standin_cublas_function(const char *name)
+{
+    const char *path = getenv("CTORCH_CUDA_CUBLAS");
+    if (!path || !path[0]) path = CTORCH_CUDA_STANDIN_CUBLAS;
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) fail_msg("dlopen %s: %s", path, dlerror());
+    void *function = dlsym(library, name);
+    if (!function) fail_msg("%s has no %s", path, name);
+    dlclose(library);
+    return function;
+}
+
 /* The stand-in driver's call counts. */
 static inline ctorch_standin_counts standin_counts(void)
 {

@@ -2,10 +2,15 @@
  * cuBLAS's column-major: a row-major matrix read as column-major is its transpose, so
  * C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T with the operands swapped and the same
  * transpose flags. One strided-batched call for a batch at constant strides, single calls
- * otherwise. float32 and float64 (cuBLAS's default math: no TF32, as PyTorch's default for
- * matmul); other dtypes are refused with CT_ERR_DTYPE, which the ops layer answers with its own
- * kernels. A cuBLAS handle per device, created on the first product and used under a lock, since
- * its stream is handle state. */
+ * otherwise. float32 and float64; other dtypes are refused with CT_ERR_DTYPE, which the ops layer
+ * answers with its own kernels. A cuBLAS handle per device, created on the first product and used
+ * under a lock, since its stream and math mode are handle state.
+ *
+ * TF32: float32 products run in cuBLAS's default math (exact float32) unless
+ * ct_set_float32_matmul_precision allowed TF32, as PyTorch's default; then in
+ * CUBLAS_TF32_TENSOR_OP_MATH, the mode that lets cublasSgemm* use TF32 tensor cores (what PyTorch
+ * sets on its handles). The mode is set before every product, so a change between two products
+ * takes effect at the next one; float64 products always run in the default math. */
 #include <stdio.h>
 
 #include "backend/cuda/cuda_internal.h"
@@ -99,6 +104,13 @@ ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *g)
     if (result != CUBLAS_STATUS_SUCCESS) {
         pthread_mutex_unlock(&device->blas_lock);
         return cublas_fail(index, "cublasSetStream", result);
+    }
+    bool tf32 = g->dtype == CT_F32 && ct_float32_matmul_allows_tf32();
+    result = cublas->cublasSetMathMode(device->blas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    if (result != CUBLAS_STATUS_SUCCESS) {
+        pthread_mutex_unlock(&device->blas_lock);
+        return cublas_fail(index, tf32 ? "cublasSetMathMode (TF32, as ct_set_float32_matmul_precision allowed)"
+                                       : "cublasSetMathMode (default math)", result);
     }
     /* Batch matrices that all write one C would race in a batched call: run them in turn. */
     bool batched = g->batch == 1 || g->c_batch_stride != 0;

@@ -50,8 +50,8 @@
     X(nvrtcDestroyProgram)
 
 #define CT_CUDA_CUBLAS_FUNCTIONS(X)                                                                  \
-    X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSgemm) X(cublasDgemm)                \
-    X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
+    X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetMathMode) X(cublasSgemm)          \
+    X(cublasDgemm) X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
 
 #define CT_CUDA_MEMBER_(f) __typeof__(&f) f;
 
