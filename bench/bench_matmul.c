@@ -1,6 +1,8 @@
 /* ct_matmul of float32 square matrices on --device: on the CPU against cblas_sgemm on the same
- * sizes; elsewhere alone (bench/torch_bench.py gives PyTorch's figure for matmul_f32_8192, without
- * TF32 as ctorch's). 8192 only where ct_bench_big_sizes says so. */
+ * sizes; elsewhere alone (bench/torch_bench.py gives PyTorch's figures for matmul_f32_N, without
+ * TF32 as ctorch's default). On a CUDA device the sizes PyTorch is measured at (1024 and up) run
+ * again with TF32 allowed (ct_set_float32_matmul_precision("high") for that row only), as
+ * matmul_f32_tf32_N beside PyTorch's with allow_tf32. 8192 only where ct_bench_big_sizes says so. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +34,16 @@ void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
     static const int sizes[] = {256, 512, 1024, 2048, 8192};
     ct_device device = ct_bench_config_get()->device;
     bool cpu = device.type == CT_CPU;
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    for (size_t row = 0; row < 2 * sizeof sizes / sizeof sizes[0]; row++) {
+        size_t s = row / 2;
+        bool tf32 = row % 2 == 1; /* a TF32 row after each size's exact one, on CUDA from 1024 */
+        if (tf32 && (device.type != CT_CUDA || sizes[s] < 1024)) continue;
         ct_bench_result r = {.unit = "GFLOP/s"};
-        snprintf(r.name, sizeof r.name, "matmul_f32_%d", sizes[s]);
+        snprintf(r.name, sizeof r.name, tf32 ? "matmul_f32_tf32_%d" : "matmul_f32_%d", sizes[s]);
         ct_bench_set_device(&r, device);
         if (!ct_bench_selected(filter, r.name) || (sizes[s] > 2048 && !ct_bench_big_sizes(device))) continue;
+        const char *precision = ct_get_float32_matmul_precision();
+        ct_set_float32_matmul_precision(tf32 ? "high" : "highest");
         int n = sizes[s];
         int64_t shape[2] = {n, n};
         matmul_case c = {.n = n};
@@ -67,5 +74,6 @@ void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
         free(c.ra);
         free(c.rb);
         free(c.rc);
+        ct_set_float32_matmul_precision(precision);
     }
 }

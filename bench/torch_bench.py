@@ -7,7 +7,9 @@ named the same, so that scripts/gpu-check (through bench/peer_compare.py) can se
 Cases, as in bench/bench_elementwise.c, bench_matmul.c, bench_overhead.c, bench_train_models.c:
   GB/s (bytes read + written): add, mul, exp, sum, max of 16M and 256M float32; sum over dim 0 and
     over dim 1 of [4096, 4096]; softmax (dim 1) and cross-entropy of [4096, 1000]
-  GFLOP/s: matmul of float32 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls)
+  GFLOP/s: matmul of float32 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls by
+    default); on a CUDA device again with TF32 allowed (torch.backends.cuda.matmul.allow_tf32 for
+    that case only), as matmul_f32_tf32_N (ctorch's with ct_set_float32_matmul_precision("high"))
   us: op_overhead_add_4, 1000 adds of 4 floats then a wait for the device, per add
   samples/s: the models of `ctorch train` (mlp, cnn; Adam, lr 1e-3 / 3e-3, cross-entropy) at
     batch 32 and 512, PyTorch eager, the batch already on the device
@@ -279,18 +281,25 @@ def cases(peer):
             fn = op_function(peer, op, rows, cols)
             return gigabytes / peer.time_synced(fn, 3, 10 if is_big else 30)
         out.append((name, "GB/s", measure))
+    on_cuda = peer.device_name.startswith("cuda")
     for n in MATMUL:
         if n > 2048 and not big:
             continue
 
-        def measure(n=n):
+        def measure(n=n, tf32=False):
             torch = peer.torch
             torch.manual_seed(0)
             a = torch.randn((n, n), dtype=torch.float32, device=peer.device)
             b = torch.randn((n, n), dtype=torch.float32, device=peer.device)
             repeats = 10 if n <= 1024 else (4 if n <= 2048 else 3)
-            return 2.0 * n * n * n * 1e-9 / peer.time_synced(lambda: torch.matmul(a, b), 1 if n > 2048 else 2, repeats)
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            try:
+                return 2.0 * n * n * n * 1e-9 / peer.time_synced(lambda: torch.matmul(a, b), 1 if n > 2048 else 2, repeats)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False  # every other case is exact float32
         out.append((f"matmul_f32_{n}", "GFLOP/s", measure))
+        if on_cuda:
+            out.append((f"matmul_f32_tf32_{n}", "GFLOP/s", lambda n=n: measure(n, tf32=True)))
 
     def overhead():
         torch = peer.torch

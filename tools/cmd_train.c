@@ -23,7 +23,7 @@
 typedef struct train_options {
     ct_train_config config;
     const char *device, *data_parallel, *data, *save, *resume;
-    bool json, help, allow_nonfinite;
+    bool json, help, allow_nonfinite, tf32;
 } train_options;
 
 static void usage(FILE *out)
@@ -60,7 +60,10 @@ static void usage(FILE *out)
             "  --json                    JSON lines: one per epoch, then the summary (a number that\n"
             "                            is not finite is null, with \"<name>_nonfinite\": \"nan\")\n"
             "  --allow-nonfinite         go on when the loss is not finite (default: stop with exit 1,\n"
-            "                            naming the epoch, and save nothing)\n\n"
+            "                            naming the epoch, and save nothing)\n"
+            "  --tf32                    let float32 products on CUDA use TF32 tensor cores (float32\n"
+            "                            matmul precision \"high\"; CTORCH_ALLOW_TF32=1 does the same);\n"
+            "                            no effect on the CPU or OpenCL\n\n"
             "Under mpirun -np N (or srun), every process trains a replica with DistributedDataParallel\n"
             "on its share of each epoch: --batch-size is per process, each process takes its local\n"
             "rank's device (CTORCH_DIST_DEVICE=cpu or a list chooses; --device puts all on one), and\n"
@@ -106,6 +109,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
             o->allow_nonfinite = true;
             continue;
         }
+        if (strcmp(argv[i], "--tf32") == 0) {
+            o->tf32 = true;
+            continue;
+        }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (job->rank == 0) usage(stdout);
             o->help = true;
@@ -128,7 +135,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
                     "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
-                    "--lr-schedule, --clip-grad, --save, --resume, --json, --allow-nonfinite (ctorch train --help)\n", argv[i]);
+                    "--lr-schedule, --clip-grad, --save, --resume, --json, --allow-nonfinite, --tf32 (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -422,5 +429,7 @@ int ct_cmd_train(int argc, char **argv)
     /* Every rank has checked its part: they go on, or end, together. */
     status = ct_tool_job_agree(&job, status);
     if (status != 0 || o.help) return ct_tool_job_end(&job, status);
+    /* for the whole run, as torch.set_float32_matmul_precision("high") at the top of a script */
+    if (o.tf32 && ct_set_float32_matmul_precision("high") != CT_OK) return ct_tool_job_end(&job, CT_EXIT_FAILURE);
     return ct_tool_job_end(&job, train(&o, &job, start));
 }

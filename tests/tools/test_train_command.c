@@ -226,6 +226,27 @@ static void a_short_run_ends_with_the_json_summary(void **state)
     free(out);
 }
 
+/* --tf32 allows TF32 for float32 products on CUDA only: on the CPU (OpenBLAS has no TF32) a run
+ * with it gives the same numbers as one without. */
+static void tf32_leaves_a_cpu_run_as_it_was(void **state)
+{
+    (void)state;
+    double loss[2], accuracy[2];
+    for (int tf32 = 0; tf32 < 2; tf32++) {
+        int status;
+        char *out = run_tool(tf32 ? "train --device cpu --epochs 1 --json --seed 3 --tf32"
+                                  : "train --device cpu --epochs 1 --json --seed 3", &status);
+        if (status != 0) fail_msg("status %d: %s", status, out);
+        cJSON *summary = last_json_line(out);
+        loss[tf32] = number(summary, "final_loss");
+        accuracy[tf32] = number(summary, "test_accuracy");
+        cJSON_Delete(summary);
+        free(out);
+    }
+    assert_true(loss[0] == loss[1]);
+    assert_true(accuracy[0] == accuracy[1]);
+}
+
 /* Trains model for epochs with seed, saving to path; returns the test accuracy train reported. */
 static double train_and_save(const char *model, int epochs, int seed, const char *path)
 {
@@ -358,6 +379,7 @@ int main(void)
         cmocka_unit_test(bad_checkpoints_fail_cleanly),
         cmocka_unit_test(a_short_run_prints_plain_lines),
         cmocka_unit_test(a_short_run_ends_with_the_json_summary),
+        cmocka_unit_test(tf32_leaves_a_cpu_run_as_it_was),
         cmocka_unit_test(eval_tests_a_saved_model_to_the_same_accuracy),
         cmocka_unit_test(a_module_prefixed_checkpoint_evaluates_too),
         cmocka_unit_test(a_data_parallel_run_learns_and_saves_plain_names),
