@@ -45,7 +45,8 @@ static inline void *standin_function(const char *name)
     return function;
 }
 
-/* One of the stand-in cuBLAS's own functions (its gemm log), from the library ctorch opened. */
+/* One of the stand-in cuBLAS's own functions (its gemm log), from the library ctorch opens (the
+ * same file). Kept loaded: ctorch may not have opened it yet, and a dlclose would unload it. */
 static inline void *standin_cublas_function(const char *name)
 {
     const char *path = getenv("CTORCH_CUDA_CUBLAS");
@@ -54,7 +55,6 @@ static inline void *standin_cublas_function(const char *name)
     if (!library) fail_msg("dlopen %s: %s", path, dlerror());
     void *function = dlsym(library, name);
     if (!function) fail_msg("%s has no %s", path, name);
-    dlclose(library);
     return function;
 }
 
