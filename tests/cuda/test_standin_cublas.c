@@ -8,6 +8,7 @@
 #include "test_common.h"
 
 #include "backend/cuda/cuda_libraries.h"
+#include "standin.h"
 
 static ct_cuda_driver cu;
 static ct_cuda_cublas blas;
@@ -119,6 +120,50 @@ static void test_products_are_column_major_and_checked(void **state)
     CHECK(cu.cuMemFree(dc));
 }
 
+/* cublasSetMathMode keeps the mode a product is logged with (a new handle: the default math);
+ * the arithmetic is exact float32 whatever the mode; a mode cuBLAS does not have is refused. */
+static void test_products_log_the_handles_math_mode(void **state)
+{
+    (void)state;
+    CHECK(cu.cuCtxSetCurrent(ctx0));
+    void *library = dlopen(getenv("CTORCH_CUDA_CUBLAS") && getenv("CTORCH_CUDA_CUBLAS")[0]
+                               ? getenv("CTORCH_CUDA_CUBLAS") : CTORCH_CUDA_STANDIN_CUBLAS, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(library);
+    ctorch_standin_cublas_gemm_log_fn read_log = (ctorch_standin_cublas_gemm_log_fn)dlsym(library, "ctorch_standin_cublas_gemm_log");
+    ctorch_standin_cublas_gemm_log_clear_fn clear_log =
+        (ctorch_standin_cublas_gemm_log_clear_fn)dlsym(library, "ctorch_standin_cublas_gemm_log_clear");
+    assert_non_null(read_log);
+    assert_non_null(clear_log);
+    float a[4] = {1.0f / 3, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+    CUdeviceptr da = upload(a, sizeof a), db = upload(b, sizeof b), dc;
+    CHECK(cu.cuMemAlloc(&dc, sizeof c));
+    float *A = (float *)(uintptr_t)da, *B = (float *)(uintptr_t)db, *C = (float *)(uintptr_t)dc;
+    const float one = 1.0f, zero = 0.0f;
+    cublasHandle_t handle;
+    CHECK_BLAS(blas.cublasCreate(&handle));
+    clear_log();
+    CHECK_BLAS(blas.cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, A, 2, B, 2, &zero, C, 2));
+    CHECK_BLAS(blas.cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH));
+    CHECK_BLAS(blas.cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, A, 2, B, 2, &zero, C, 2));
+    CHECK(cu.cuMemcpyDtoH(c, dc, sizeof c));
+    assert_memory_equal(c, a, sizeof a); /* 1/3 kept to float32's 24 bits, not TF32's 11 */
+    assert_int_equal(blas.cublasSetMathMode(handle, (cublasMath_t)5), CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_BLAS(blas.cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+    CHECK_BLAS(blas.cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, A, 2, B, 2, &zero, C, 2));
+    ctorch_standin_gemm log[4];
+    assert_int_equal(read_log(log, 4), 3);
+    assert_int_equal(log[0].math_mode, CUBLAS_DEFAULT_MATH);
+    assert_int_equal(log[1].math_mode, CUBLAS_TF32_TENSOR_OP_MATH);
+    assert_int_equal(log[2].math_mode, CUBLAS_DEFAULT_MATH);
+    assert_string_equal(log[1].call, "cublasSgemm");
+    assert_int_equal(log[1].f64, 0);
+    CHECK_BLAS(blas.cublasDestroy(handle));
+    CHECK(cu.cuMemFree(da));
+    CHECK(cu.cuMemFree(db));
+    CHECK(cu.cuMemFree(dc));
+    dlclose(library);
+}
+
 static atomic_int gate;
 static void hold_until_open(void *arg)
 {
@@ -168,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_a_handle_needs_a_current_context),
         cmocka_unit_test(test_products_are_column_major_and_checked),
         cmocka_unit_test(test_products_run_in_order_on_the_handles_stream),
+        cmocka_unit_test(test_products_log_the_handles_math_mode),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
