@@ -58,6 +58,10 @@ target_include_directories(ctorch_cublas_standin PRIVATE ${standin_dir} ${CUDATo
 target_compile_options(ctorch_cublas_standin PRIVATE ${CTORCH_WARNINGS})
 # The driver stand-in by its soname: the same library ctorch opened through CTORCH_CUDA_DRIVER.
 target_link_libraries(ctorch_cublas_standin PRIVATE ctorch_cuda_standin ${BLAS_LIBRARIES})
+# cublas* and its gemm log (ctorch_standin_cublas_*) only.
+add_test(NAME cuda/test_standin_cublas_exports
+         COMMAND ${standin_dir}/check_standin_exports.sh ${CMAKE_NM} $<TARGET_FILE:ctorch_cublas_standin>
+                 cublasSetMathMode "cublas[A-Z][A-Za-z0-9_]*")
 
 set(CTORCH_CUDA_STANDIN_ENVIRONMENT
     "CTORCH_CUDA_DRIVER=$<TARGET_FILE:ctorch_cuda_standin>"
