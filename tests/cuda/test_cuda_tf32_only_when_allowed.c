@@ -20,13 +20,15 @@ enum { LOG = CTORCH_STANDIN_GEMM_LOG_CAPACITY };
 
 static void clear_log(void)
 {
-    ((ctorch_standin_cublas_gemm_log_clear_fn)standin_cublas_function("ctorch_standin_cublas_gemm_log_clear"))();
+    void *clear = standin_cublas_function("ctorch_standin_cublas_gemm_log_clear");
+    ((ctorch_standin_cublas_gemm_log_clear_fn)clear)();
 }
 
 /* The products logged since the last clear; fails when there are none. */
 static size_t read_log(ctorch_standin_gemm *out)
 {
-    size_t held = ((ctorch_standin_cublas_gemm_log_fn)standin_cublas_function("ctorch_standin_cublas_gemm_log"))(out, LOG);
+    void *read = standin_cublas_function("ctorch_standin_cublas_gemm_log");
+    size_t held = ((ctorch_standin_cublas_gemm_log_fn)read)(out, LOG);
     assert_true(held > 0 && held <= LOG);
     return held;
 }

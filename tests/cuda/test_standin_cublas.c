@@ -126,10 +126,9 @@ static void test_products_log_the_handles_math_mode(void **state)
 {
     (void)state;
     CHECK(cu.cuCtxSetCurrent(ctx0));
-    void *library = dlopen(getenv("CTORCH_CUDA_CUBLAS") && getenv("CTORCH_CUDA_CUBLAS")[0]
-                               ? getenv("CTORCH_CUDA_CUBLAS") : CTORCH_CUDA_STANDIN_CUBLAS, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(library);
-    ctorch_standin_cublas_gemm_log_fn read_log = (ctorch_standin_cublas_gemm_log_fn)dlsym(library, "ctorch_standin_cublas_gemm_log");
+    void *library = open_library("CTORCH_CUDA_CUBLAS", CTORCH_CUDA_STANDIN_CUBLAS);
+    ctorch_standin_cublas_gemm_log_fn read_log =
+        (ctorch_standin_cublas_gemm_log_fn)dlsym(library, "ctorch_standin_cublas_gemm_log");
     ctorch_standin_cublas_gemm_log_clear_fn clear_log =
         (ctorch_standin_cublas_gemm_log_clear_fn)dlsym(library, "ctorch_standin_cublas_gemm_log_clear");
     assert_non_null(read_log);
