@@ -50,17 +50,29 @@ typedef enum ct_dtype {
     CT_I64,
     CT_U8,
     CT_BOOL,
+    CT_F16,  /* IEEE binary16: storage only; kernels compute in float32 and round to nearest even */
+    CT_BF16, /* bfloat16 (float32's upper half): the same */
     CT_DTYPE_COUNT
 } ct_dtype;
 
 size_t ct_dtype_size(ct_dtype dtype);
-/* "float32", "float64", "int32", "int64", "uint8", "bool"; "invalid" otherwise. */
+/* "float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16"; "invalid"
+ * otherwise. */
 const char *ct_dtype_name(ct_dtype dtype);
 bool ct_dtype_is_valid(int dtype);
-bool ct_dtype_is_floating(ct_dtype dtype);
+bool ct_dtype_is_floating(ct_dtype dtype); /* float16, bfloat16, float32, float64 */
 bool ct_dtype_is_integral(ct_dtype dtype); /* int32, int64, uint8 (not bool) */
-/* PyTorch's promotion for two tensors: bool < uint8 < int32 < int64 < float32 < float64. */
+/* PyTorch's promotion for two tensors: bool < uint8 < int32 < int64 < {float16, bfloat16} <
+ * float32 < float64, where float16 with bfloat16 gives float32. */
 ct_dtype ct_promote_types(ct_dtype a, ct_dtype b);
+
+/* The 16-bit floating formats' bits, as c10::Half and c10::BFloat16 convert them: from float32
+ * rounded to nearest even (overflow to infinity, NaN stays NaN), to float32 exactly. The kernels
+ * convert with the same arithmetic, so every device stores the same bits. */
+uint16_t ct_float_to_f16(float value);
+float ct_f16_to_float(uint16_t bits);
+uint16_t ct_float_to_bf16(float value);
+float ct_bf16_to_float(uint16_t bits);
 
 typedef enum ct_log_level { CT_LOG_ERROR = 0, CT_LOG_WARN, CT_LOG_INFO, CT_LOG_DEBUG } ct_log_level;
 /* The level is read from CTORCH_LOG (error, warn, info, debug) at first use; this overrides it. */

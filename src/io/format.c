@@ -8,6 +8,7 @@
 static const char *const dtype_codes[CT_DTYPE_COUNT] = {
     [CT_F32] = "F32", [CT_F64] = "F64", [CT_I32] = "I32",
     [CT_I64] = "I64", [CT_U8] = "U8",   [CT_BOOL] = "BOOL",
+    [CT_F16] = "F16", [CT_BF16] = "BF16",
 };
 
 const char *ct_io_dtype_code(ct_dtype dtype)
@@ -27,7 +28,7 @@ bool ct_io_dtype_from_code(const char *code, ct_dtype *out)
 
 bool ct_io_is_foreign_dtype_code(const char *code)
 {
-    static const char *const foreign[] = {"F16", "BF16", "F8_E4M3", "F8_E5M2", "I8", "I16",
+    static const char *const foreign[] = {"F8_E4M3", "F8_E5M2", "I8", "I16",
                                           "U16", "U32", "U64", "C64", "F4", "F6_E2M3", "F6_E3M2",
                                           "F8_E8M0"};
     for (size_t k = 0; k < CT_ARRAY_LEN(foreign); k++)

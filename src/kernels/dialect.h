@@ -245,6 +245,118 @@ void ctorch_standin_barrier(void);
     CT_GLOBAL void *ct_b0_, CT_GLOBAL void *ct_b1_, CT_GLOBAL void *ct_b2_, CT_GLOBAL void *ct_b3_
 #define CT_BUFFER(type, index) ((CT_GLOBAL type *)ct_b##index##_ + p.off[index])
 
+/* float16 and bfloat16 are storage types: a kernel loads a value into float (CT_LOAD), computes
+ * in float, and stores it rounded to nearest even (CT_STORE), as PyTorch computes with c10::Half.
+ * The conversions are integer arithmetic on the bits, the same on every device, and the same as
+ * the host's (src/core/half_float.c). In C a 16-bit value is a struct, so that a kernel that
+ * forgets to convert does not compile; in OpenCL C it is a ushort (vload4 moves it). */
+#if defined(__OPENCL_VERSION__)
+typedef ushort ct_f16;
+typedef ushort ct_bf16;
+#define CT_HALF_BITS(x) (x)
+#define CT_F16_OF_BITS(b) ((ushort)(b))
+#define CT_BF16_OF_BITS(b) ((ushort)(b))
+#define CT_FLOAT_BITS(f) as_uint(f)
+#define CT_BITS_FLOAT(u) as_float(u)
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
+struct ct_f16 { unsigned short bits; };
+struct ct_bf16 { unsigned short bits; };
+__device__ inline ct_f16 ct_f16_of_bits(uint b) { ct_f16 h; h.bits = (unsigned short)b; return h; }
+__device__ inline ct_bf16 ct_bf16_of_bits(uint b) { ct_bf16 h; h.bits = (unsigned short)b; return h; }
+#define CT_HALF_BITS(x) ((x).bits)
+#define CT_F16_OF_BITS(b) ct_f16_of_bits(b)
+#define CT_BF16_OF_BITS(b) ct_bf16_of_bits(b)
+#define CT_FLOAT_BITS(f) __float_as_uint(f)
+#define CT_BITS_FLOAT(u) __uint_as_float(u)
+#else
+typedef struct ct_f16 { unsigned short bits; } ct_f16;
+typedef struct ct_bf16 { unsigned short bits; } ct_bf16;
+CT_FN uint ct_float_bits(float f)
+{
+    union { float f; uint u; } v;
+    v.f = f;
+    return v.u;
+}
+CT_FN float ct_bits_float(uint u)
+{
+    union { float f; uint u; } v;
+    v.u = u;
+    return v.f;
+}
+#define CT_HALF_BITS(x) ((x).bits)
+#define CT_F16_OF_BITS(b) ((ct_f16){(unsigned short)(b)})
+#define CT_BF16_OF_BITS(b) ((ct_bf16){(unsigned short)(b)})
+#define CT_FLOAT_BITS(f) ct_float_bits(f)
+#define CT_BITS_FLOAT(u) ct_bits_float(u)
+#endif
+
+/* Rounded to nearest even; 65520 and beyond become infinity, NaN a quiet NaN. */
+CT_FN ct_f16 ct_float_to_f16_value(float f)
+{
+    uint u = CT_FLOAT_BITS(f);
+    uint sign = (u >> 16) & 0x8000u;
+    u &= 0x7fffffffu;
+    uint out;
+    if (u >= 0x47800000u) {
+        out = u > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    } else if (u < 0x38800000u) {
+        /* a subnormal half or zero: adding 0.5 lines its last place up with float's */
+        out = CT_FLOAT_BITS(CT_BITS_FLOAT(u) + 0.5f) - 0x3f000000u;
+    } else {
+        out = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13;
+    }
+    return CT_F16_OF_BITS(out | sign);
+}
+CT_FN float ct_f16_value_to_float(ct_f16 h)
+{
+    uint bits = CT_HALF_BITS(h);
+    uint sign = (bits & 0x8000u) << 16;
+    uint exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+    if (exponent == 0x1fu) return CT_BITS_FLOAT(sign | 0x7f800000u | (mantissa << 13));
+    if (exponent == 0) {
+        float magnitude = (float)mantissa * 5.9604644775390625e-8f; /* mantissa * 2^-24 */
+        return sign ? -magnitude : magnitude;
+    }
+    return CT_BITS_FLOAT(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+CT_FN ct_bf16 ct_float_to_bf16_value(float f)
+{
+    uint u = CT_FLOAT_BITS(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return CT_BF16_OF_BITS((u >> 16) | 0x40u);
+    return CT_BF16_OF_BITS((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HALF_BITS(h) << 16); }
+
+/* The type each dtype suffix computes in (CT_REAL), and the moves between it and the stored type
+ * (CT_TYPE): CT_LOAD_S(stored) gives a CT_REAL_S, CT_STORE_S(real) a CT_TYPE_S. Both are the value
+ * itself for every dtype but the 16-bit ones. */
+#define CT_REAL_f32 float
+#define CT_REAL_f64 double
+#define CT_REAL_i32 int
+#define CT_REAL_i64 long
+#define CT_REAL_u8 uchar
+#define CT_REAL_b8 uchar
+#define CT_REAL_f16 float
+#define CT_REAL_bf16 float
+#define CT_LOAD_f32(x) (x)
+#define CT_LOAD_f64(x) (x)
+#define CT_LOAD_i32(x) (x)
+#define CT_LOAD_i64(x) (x)
+#define CT_LOAD_u8(x) (x)
+#define CT_LOAD_b8(x) (x)
+#define CT_LOAD_f16(x) ct_f16_value_to_float(x)
+#define CT_LOAD_bf16(x) ct_bf16_value_to_float(x)
+#define CT_STORE_f32(x) (x)
+#define CT_STORE_f64(x) (x)
+#define CT_STORE_i32(x) (x)
+#define CT_STORE_i64(x) (x)
+#define CT_STORE_u8(x) (x)
+#define CT_STORE_b8(x) (x)
+#define CT_STORE_f16(x) ct_float_to_f16_value(x)
+#define CT_STORE_bf16(x) ct_float_to_bf16_value(x)
+#define CT_LOAD(S, x) CT_LOAD_##S(x)
+#define CT_STORE(S, x) CT_STORE_##S(x)
+
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
  * through long: a negative float converted straight to an unsigned type is undefined, and
  * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */
@@ -254,12 +366,17 @@ void ctorch_standin_barrier(void);
 #define CT_TYPE_i64 long
 #define CT_TYPE_u8 uchar
 #define CT_TYPE_b8 uchar
+#define CT_TYPE_f16 ct_f16
+#define CT_TYPE_bf16 ct_bf16
 #define CT_CONVERT_f32(x) ((float)(x))
 #define CT_CONVERT_f64(x) ((double)(x))
 #define CT_CONVERT_i32(x) ((int)(x))
 #define CT_CONVERT_i64(x) ((long)(x))
 #define CT_CONVERT_u8(x) ((uchar)(long)(x))
 #define CT_CONVERT_b8(x) ((uchar)((x) != 0))
+/* through float, as c10::Half(double) and PyTorch's casts do */
+#define CT_CONVERT_f16(x) ct_float_to_f16_value((float)(x))
+#define CT_CONVERT_bf16(x) ct_float_to_bf16_value((float)(x))
 
 /* A floating value converted to an integer type is undefined in C, OpenCL C and CUDA when it does
  * not fit (NaN, 1e30), and devices disagree (x86 gives INT_MIN, PTX saturates). ctorch defines
@@ -302,17 +419,26 @@ CT_FN int ct_f32_to_i32(float x)
 #define CT_CONVERT_FROM_i64(S, D, x) CT_CONVERT_##D(x)
 #define CT_CONVERT_FROM_u8(S, D, x) CT_CONVERT_##D(x)
 #define CT_CONVERT_FROM_b8(S, D, x) CT_CONVERT_##D(x)
+#define CT_CONVERT_FROM_f16(S, D, x) CT_FLOAT_TO_##D(f32, ct_f16_value_to_float(x))
+#define CT_CONVERT_FROM_bf16(S, D, x) CT_FLOAT_TO_##D(f32, ct_bf16_value_to_float(x))
 #define CT_FLOAT_TO_f32(S, x) ((float)(x))
 #define CT_FLOAT_TO_f64(S, x) ((double)(x))
 #define CT_FLOAT_TO_i32(S, x) ct_##S##_to_i32(x)
 #define CT_FLOAT_TO_i64(S, x) ct_##S##_to_i64(x)
 #define CT_FLOAT_TO_u8(S, x) ((uchar)ct_##S##_to_i64(x))
 #define CT_FLOAT_TO_b8(S, x) ((uchar)((x) != 0))
+#define CT_FLOAT_TO_f16(S, x) ct_float_to_f16_value((float)(x))
+#define CT_FLOAT_TO_bf16(S, x) ct_float_to_bf16_value((float)(x))
 
 /* Calls M(suffix) for dtype suffixes: kernel sources instantiate their kernels with these. */
 #define CT_EACH_DTYPE(M) M(f32) M(f64) M(i32) M(i64) M(u8) M(b8)
 #define CT_EACH_NUMERIC(M) M(f32) M(f64) M(i32) M(i64) M(u8)
 #define CT_EACH_FLOAT(M) M(f32) M(f64)
+/* The 16-bit floating suffixes: a family instantiates them where its kernels load and store
+ * through CT_LOAD / CT_STORE. */
+#define CT_EACH_HALF(M) M(f16) M(bf16)
+/* Every dtype, the 16-bit ones included. */
+#define CT_EACH_STORED_DTYPE(M) CT_EACH_DTYPE(M) CT_EACH_HALF(M)
 
 /* The element offsets of the first `count` operands for linear index i of the strided index
  * space p.size[0..p.ndim) (row-major, last dim fastest), for i below the space's size: what is

@@ -12,6 +12,8 @@
 #define CT_LIST_EACH_NUMERIC(X, base) X(base##_f32) X(base##_f64) X(base##_i32) X(base##_i64) \
     X(base##_u8)
 #define CT_LIST_EACH_FLOAT(X, base) X(base##_f32) X(base##_f64)
+#define CT_LIST_EACH_HALF(X, base) X(base##_f16) X(base##_bf16)
+#define CT_LIST_EACH_STORED_DTYPE(X, base) CT_LIST_EACH_DTYPE(X, base) CT_LIST_EACH_HALF(X, base)
 
 #include "kernels/batch_norm_list.h"
 #include "kernels/copy_list.h"
@@ -53,6 +55,18 @@ typedef enum ct_kernel_id {
      [CT_I64] = CT_K_##base##_i64, [CT_U8] = CT_K_##base##_u8, [CT_BOOL] = CT_K_NONE}
 #define CT_KERNELS_BY_FLOAT_DTYPE(base)                                                          \
     {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64}
+/* The same with the 16-bit floating dtypes, for the families whose kernels take them. */
+#define CT_KERNELS_BY_STORED_DTYPE(base)                                                         \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_I32] = CT_K_##base##_i32,   \
+     [CT_I64] = CT_K_##base##_i64, [CT_U8] = CT_K_##base##_u8, [CT_BOOL] = CT_K_##base##_b8,     \
+     [CT_F16] = CT_K_##base##_f16, [CT_BF16] = CT_K_##base##_bf16}
+#define CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(base)                                                \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_I32] = CT_K_##base##_i32,   \
+     [CT_I64] = CT_K_##base##_i64, [CT_U8] = CT_K_##base##_u8, [CT_BOOL] = CT_K_NONE,            \
+     [CT_F16] = CT_K_##base##_f16, [CT_BF16] = CT_K_##base##_bf16}
+#define CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(base)                                                  \
+    {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_F16] = CT_K_##base##_f16,   \
+     [CT_BF16] = CT_K_##base##_bf16}
 
 /* "fill_f32": the name the kernel has in its source. */
 const char *ct_kernel_name(ct_kernel_id id);

@@ -63,7 +63,7 @@ ct_status ct_kparams_flat_asking(ct_kparams *p, ct_device device, long numel, in
 
 ct_status ct_tensor_fill(ct_tensor *t, double value)
 {
-    static const ct_kernel_id fill_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(fill);
+    static const ct_kernel_id fill_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(fill);
     ct_kparams p = {0};
     p.off[0] = t->offset;
     p.s[0] = value;
@@ -76,11 +76,13 @@ ct_status ct_tensor_fill(ct_tensor *t, double value)
 #define CT_COPY_ROW(KIND, S)                                                                     \
     {[CT_F32] = CT_K_##KIND##S##_to_f32, [CT_F64] = CT_K_##KIND##S##_to_f64,                     \
      [CT_I32] = CT_K_##KIND##S##_to_i32, [CT_I64] = CT_K_##KIND##S##_to_i64,                     \
-     [CT_U8] = CT_K_##KIND##S##_to_u8, [CT_BOOL] = CT_K_##KIND##S##_to_b8}
+     [CT_U8] = CT_K_##KIND##S##_to_u8, [CT_BOOL] = CT_K_##KIND##S##_to_b8,                      \
+     [CT_F16] = CT_K_##KIND##S##_to_f16, [CT_BF16] = CT_K_##KIND##S##_to_bf16}
 #define CT_COPY_TABLE(KIND)                                                                      \
     {[CT_F32] = CT_COPY_ROW(KIND, f32), [CT_F64] = CT_COPY_ROW(KIND, f64),                       \
      [CT_I32] = CT_COPY_ROW(KIND, i32), [CT_I64] = CT_COPY_ROW(KIND, i64),                       \
-     [CT_U8] = CT_COPY_ROW(KIND, u8), [CT_BOOL] = CT_COPY_ROW(KIND, b8)}
+     [CT_U8] = CT_COPY_ROW(KIND, u8), [CT_BOOL] = CT_COPY_ROW(KIND, b8),                         \
+     [CT_F16] = CT_COPY_ROW(KIND, f16), [CT_BF16] = CT_COPY_ROW(KIND, bf16)}
 /* [source dtype][destination dtype] */
 static const ct_kernel_id flat_copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = CT_COPY_TABLE(copy_);
 static const ct_kernel_id strided_copy_kernels[CT_DTYPE_COUNT][CT_DTYPE_COUNT] = CT_COPY_TABLE(copy_strided_);

@@ -126,6 +126,8 @@ static ct_status fetch(const ct_tensor *t, printed *p)
 static double float_at(const printed *p, int64_t k)
 {
     if (p->dtype == CT_F32) return ((const float *)p->values)[k];
+    if (p->dtype == CT_F16) return ct_f16_to_float(((const uint16_t *)p->values)[k]);
+    if (p->dtype == CT_BF16) return ct_bf16_to_float(((const uint16_t *)p->values)[k]);
     return ((const double *)p->values)[k];
 }
 

@@ -84,7 +84,7 @@ static ct_status check_floating(const char *function, ct_dtype dtype)
     if (!ct_dtype_is_valid(dtype))
         return ct_error(CT_ERR_DTYPE, "%s: dtype %d is not a ct_dtype", function, (int)dtype);
     if (!ct_dtype_is_floating(dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: not supported for '%s'; it makes float32 or float64 "
+        return ct_error(CT_ERR_DTYPE, "%s: not supported for '%s'; it makes float16, bfloat16, float32 or float64 "
                         "(use ct_randint for integers)", function, ct_dtype_name(dtype));
     return CT_OK;
 }
@@ -92,7 +92,7 @@ static ct_status check_floating(const char *function, ct_dtype dtype)
 ct_tensor *ct_rand(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device)
 {
     CT_API_ENTER;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(rand);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(rand);
     if (check_floating("ct_rand", dtype) != CT_OK) return ct_api_return(NULL);
     return ct_api_return(random_tensor("ct_rand", kernels[dtype], shape, ndim, dtype, device, 0, 0));
 }
@@ -100,7 +100,7 @@ ct_tensor *ct_rand(const int64_t *shape, int ndim, ct_dtype dtype, ct_device dev
 ct_tensor *ct_randn(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device)
 {
     CT_API_ENTER;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(randn);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(randn);
     if (check_floating("ct_randn", dtype) != CT_OK) return ct_api_return(NULL);
     return ct_api_return(random_tensor("ct_randn", kernels[dtype], shape, ndim, dtype, device, 0, 0));
 }
@@ -111,6 +111,8 @@ static void exact_range(ct_dtype dtype, int64_t *min, int64_t *max)
     switch (dtype) {
     case CT_F32: *min = -(INT64_C(1) << 24), *max = INT64_C(1) << 24; break;
     case CT_F64: *min = -(INT64_C(1) << 53), *max = INT64_C(1) << 53; break;
+    case CT_F16: *min = -2048, *max = 2048; break;
+    case CT_BF16: *min = -256, *max = 256; break;
     case CT_I32: *min = INT32_MIN, *max = INT32_MAX; break;
     case CT_U8: *min = 0, *max = 255; break;
     case CT_BOOL: *min = 0, *max = 1; break;
@@ -121,7 +123,7 @@ static void exact_range(ct_dtype dtype, int64_t *min, int64_t *max)
 static ct_tensor *randint(int64_t low, int64_t high, const int64_t *shape, int ndim, ct_dtype dtype,
                           ct_device device)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(randint);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(randint);
     if (!ct_dtype_is_valid(dtype))
         return ct_error_null(CT_ERR_DTYPE, "ct_randint: dtype %d is not a ct_dtype", (int)dtype);
     if (low >= high)

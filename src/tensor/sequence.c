@@ -33,7 +33,7 @@ static ct_tensor *sequence(const char *function, const ct_kernel_id *kernels, in
 
 static ct_tensor *arange(double start, double end, double step, ct_dtype dtype, ct_device device)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(arange);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(arange);
     if (check_sequence_dtype("ct_arange", dtype) != CT_OK) return NULL;
     if (!isfinite(start) || !isfinite(end))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_arange: unsupported range %g -> %g; start "
@@ -65,7 +65,7 @@ ct_tensor *ct_arange(double start, double end, double step, ct_dtype dtype, ct_d
 
 static ct_tensor *linspace(double start, double end, int64_t steps, ct_dtype dtype, ct_device device)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(linspace);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(linspace);
     if (check_sequence_dtype("ct_linspace", dtype) != CT_OK) return NULL;
     if (steps < 0)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_linspace: number of steps %lld is negative; "

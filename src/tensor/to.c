@@ -284,11 +284,13 @@ static ct_status item_bytes(const ct_tensor *t, const char *function, const void
 
 ct_status ct_item(const ct_tensor *t, double *value)
 {
-    union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; } v;
+    union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; uint16_t f16; } v;
     ct_status status = item_bytes(t, "ct_item", value, &v);
     if (status != CT_OK) return status;
     switch (t->dtype) {
     case CT_F32: *value = v.f32; break;
+    case CT_F16: *value = ct_f16_to_float(v.f16); break;
+    case CT_BF16: *value = ct_bf16_to_float(v.f16); break;
     case CT_F64: *value = v.f64; break;
     case CT_I32: *value = v.i32; break;
     case CT_I64: *value = (double)v.i64; break;
@@ -299,14 +301,19 @@ ct_status ct_item(const ct_tensor *t, double *value)
 
 ct_status ct_item_int64(const ct_tensor *t, int64_t *value)
 {
-    union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; } v;
+    union { float f32; double f64; int32_t i32; int64_t i64; uint8_t u8; uint16_t f16; } v;
     ct_status status = item_bytes(t, "ct_item_int64", value, &v);
     if (status != CT_OK) return status;
     switch (t->dtype) {
     case CT_F32:
-    case CT_F64: {
+    case CT_F64:
+    case CT_F16:
+    case CT_BF16: {
         /* Python's int(x) refuses NaN and infinities; int64 also ends at 2^63. */
-        double x = t->dtype == CT_F32 ? (double)v.f32 : v.f64;
+        double x = t->dtype == CT_F32   ? (double)v.f32
+                   : t->dtype == CT_F16 ? (double)ct_f16_to_float(v.f16)
+                   : t->dtype == CT_BF16 ? (double)ct_bf16_to_float(v.f16)
+                                        : v.f64;
         if (!ct_dtype_holds(CT_I64, x))
             return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_item_int64: the %s value %g cannot be "
                             "converted to an int64 (%s); read it with ct_item", ct_dtype_name(t->dtype),

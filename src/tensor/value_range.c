@@ -14,6 +14,10 @@ bool ct_dtype_holds(ct_dtype dtype, double value)
     case CT_BOOL: return true;
     /* A float32 holds infinities and NaN, and finite values up to FLT_MAX (as PyTorch). */
     case CT_F32: return !isfinite(value) || fabs(value) <= FLT_MAX;
+    /* ...and the 16-bit formats up to their largest finite value (as torch.full refuses 1e5 for
+     * float16) */
+    case CT_F16: return !isfinite(value) || fabs(value) <= 65504.0;
+    case CT_BF16: return !isfinite(value) || fabs(value) <= 3.3895313892515355e38;
     /* Integers: the value truncated toward zero must be in range (NaN and infinities are not). */
     case CT_I32: return value > -2147483649.0 && value < 2147483648.0;
     case CT_I64: return value >= -9223372036854775808.0 && value < 9223372036854775808.0;
@@ -28,6 +32,8 @@ const char *ct_dtype_range_text(ct_dtype dtype)
 {
     switch (dtype) {
     case CT_F32: return "finite values up to 3.40282e+38 in magnitude, infinities and NaN";
+    case CT_F16: return "finite values up to 65504 in magnitude, infinities and NaN";
+    case CT_BF16: return "finite values up to 3.38953e+38 in magnitude, infinities and NaN";
     case CT_I32: return "integers from -2147483648 to 2147483647";
     case CT_I64: return "integers from -9223372036854775808 to 9223372036854775807";
     case CT_U8: return "integers from 0 to 255 (-255 to -1 wrap around to 1 to 255)";

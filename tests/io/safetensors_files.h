@@ -78,7 +78,7 @@ static inline st_bytes st_bad_missing_offsets(void) { return st_build("{\"fc.wei
 static inline st_bytes st_bad_field_twice(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"dtype\": \"I64\", \"shape\": [1], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_unknown_dtype(void) { return st_build("{\"fc.weight\": {\"dtype\": \"Q7\", \"shape\": [1], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_dtype_not_string(void) { return st_build("{\"fc.weight\": {\"dtype\": 32, \"shape\": [1], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
-static inline st_bytes st_bad_foreign_dtype(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F16\", \"shape\": [2], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
+static inline st_bytes st_bad_foreign_dtype(void) { return st_build("{\"fc.weight\": {\"dtype\": \"I16\", \"shape\": [2], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_shape_negative(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_shape_fraction(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", st_zeros, 4); }
 static inline st_bytes st_bad_shape_not_list(void) { return st_build("{\"fc.weight\": {\"dtype\": \"F32\", \"shape\": 1, \"data_offsets\": [0, 4]}}", st_zeros, 4); }
@@ -140,7 +140,7 @@ static const st_bad_file st_bad_files[] = {
     {"bad_field_twice", "tensor 'fc.weight' has 'dtype' twice", st_bad_field_twice},
     {"bad_unknown_dtype", "tensor 'fc.weight': unknown dtype 'Q7'", st_bad_unknown_dtype},
     {"bad_dtype_not_string", "tensor 'fc.weight': dtype is not a string", st_bad_dtype_not_string},
-    {"bad_foreign_dtype", "tensor 'fc.weight': dtype F16 is not supported by ctorch", st_bad_foreign_dtype},
+    {"bad_foreign_dtype", "tensor 'fc.weight': dtype I16 is not supported by ctorch", st_bad_foreign_dtype},
     {"bad_shape_negative", "tensor 'fc.weight': shape is not a list of non-negative integers", st_bad_shape_negative},
     {"bad_shape_fraction", "tensor 'fc.weight': shape is not a list of non-negative integers", st_bad_shape_fraction},
     {"bad_shape_not_list", "tensor 'fc.weight': shape is not a list of non-negative integers", st_bad_shape_not_list},

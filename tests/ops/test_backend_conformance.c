@@ -87,18 +87,18 @@ static void test_the_harness_reports_every_kind_of_difference(void **state)
     (void)state;
     skip_without_devices();
     const conf_op wrong = {"wrong off the CPU", 1, CONF_DT(CT_F32), {CONF_ANY}, wrong_cases, 1e6,
-                           run_wrong_off_the_cpu, false, NULL};
+                           run_wrong_off_the_cpu, false, NULL, 0};
     conf_totals totals = conf_run_op(&wrong, devices, device_count, true);
     assert_int_equal(totals.checks, 5 * device_count);
     assert_int_equal(totals.passed, 0);
     ct_clear_error();
 
     const conf_op within = {"4 ulps, 8 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 8,
-                            run_four_ulps_off, false, NULL};
+                            run_four_ulps_off, false, NULL, 0};
     totals = conf_run_op(&within, devices, device_count, true);
     assert_int_equal(totals.passed, device_count);
     const conf_op beyond = {"4 ulps, 2 allowed", 1, CONF_DT(CT_F32), {CONF_ANY}, close_cases, 2,
-                            run_four_ulps_off, false, NULL};
+                            run_four_ulps_off, false, NULL, 0};
     totals = conf_run_op(&beyond, devices, device_count, true);
     conf_release_inputs();
     assert_int_equal(totals.passed, 0);

@@ -16,6 +16,8 @@ static void fill_pattern(ct_dtype dtype, void *data, int count)
         case CT_I32: ((int32_t *)data)[i] = i * 100003 - 5; break;
         case CT_I64: ((int64_t *)data)[i] = (int64_t)i * 10000000019LL - 3; break;
         case CT_U8: ((uint8_t *)data)[i] = (uint8_t)(i * 37 + 1); break;
+        case CT_F16: ((uint16_t *)data)[i] = ct_float_to_f16((float)i * 0.75f - 9.0f); break;
+        case CT_BF16: ((uint16_t *)data)[i] = ct_float_to_bf16((float)i * -2.5f + 0.3f); break;
         default: ((uint8_t *)data)[i] = (uint8_t)(i % 3 == 0); break;
         }
     }

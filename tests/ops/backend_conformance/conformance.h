@@ -22,6 +22,8 @@
 /* Dtype sets of an entry. */
 #define CONF_DT(d) (1u << (d))
 #define CONF_FLOAT (CONF_DT(CT_F32) | CONF_DT(CT_F64))
+/* float16 and bfloat16: checked against the other devices and against float64 (see half_ulps) */
+#define CONF_HALF (CONF_DT(CT_F16) | CONF_DT(CT_BF16))
 #define CONF_INT (CONF_DT(CT_I32) | CONF_DT(CT_I64) | CONF_DT(CT_U8))
 #define CONF_NUMERIC (CONF_FLOAT | CONF_INT)
 #define CONF_ALL (CONF_NUMERIC | CONF_DT(CT_BOOL))
@@ -146,6 +148,12 @@ typedef struct conf_op {
     /* For results whose error no op of |inputs| bounds (a backward that sums products which
      * cancel): the magnitude of each element, computed on the CPU from the inputs. */
     conf_run magnitude;
+    /* float16 and bfloat16 results are also compared with the op run in float64 on the CPU from
+     * the same (16-bit) inputs: they agree within half_ulps units in the last place of the
+     * 16-bit format (scaled as above); 0 means 2 (one rounding of the result, one of the float32
+     * arithmetic inside). Reductions over many terms and ops that round intermediate results to
+     * 16 bits state a looser bound; a negative value: no float64 reference (other draws). */
+    double half_ulps;
 } conf_op;
 
 /* The tables, one per family of calls. */

@@ -56,7 +56,9 @@ ct_dtype conf_partner_dtype(ct_dtype d)
 {
     static const ct_dtype partner[CT_DTYPE_COUNT] = {
         [CT_F32] = CT_I32, [CT_F64] = CT_F32, [CT_I32] = CT_U8,
-        [CT_I64] = CT_I32, [CT_U8] = CT_I32, [CT_BOOL] = CT_U8};
+        [CT_I64] = CT_I32, [CT_U8] = CT_I32, [CT_BOOL] = CT_U8,
+        /* float16 meets an integer; bfloat16 meets float16 (both give float32) */
+        [CT_F16] = CT_I32, [CT_BF16] = CT_F16};
     return partner[d];
 }
 
@@ -111,6 +113,8 @@ static void store(void *buffer, ct_dtype dtype, int64_t i, double f, int64_t v)
     switch (dtype) {
     case CT_F32: ((float *)buffer)[i] = (float)f; break;
     case CT_F64: ((double *)buffer)[i] = f; break;
+    case CT_F16: ((uint16_t *)buffer)[i] = ct_float_to_f16((float)f); break;
+    case CT_BF16: ((uint16_t *)buffer)[i] = ct_float_to_bf16((float)f); break;
     case CT_I32: ((int32_t *)buffer)[i] = (int32_t)v; break;
     case CT_I64: ((int64_t *)buffer)[i] = v; break;
     case CT_U8: ((uint8_t *)buffer)[i] = (uint8_t)v; break;
@@ -282,7 +286,23 @@ static const char *format_index(int64_t i, const int64_t *shape, int ndim, char 
 
 static double load_float(const void *buffer, ct_dtype dtype, int64_t i)
 {
-    return dtype == CT_F32 ? (double)((const float *)buffer)[i] : ((const double *)buffer)[i];
+    switch (dtype) {
+    case CT_F32: return ((const float *)buffer)[i];
+    case CT_F16: return ct_f16_to_float(((const uint16_t *)buffer)[i]);
+    case CT_BF16: return ct_bf16_to_float(((const uint16_t *)buffer)[i]);
+    default: return ((const double *)buffer)[i];
+    }
+}
+
+/* One unit in the last place at 1 of each floating dtype. */
+static double dtype_eps(ct_dtype dtype)
+{
+    switch (dtype) {
+    case CT_F32: return 0x1p-23;
+    case CT_F16: return 0x1p-10;
+    case CT_BF16: return 0x1p-7;
+    default: return 0x1p-52;
+    }
 }
 
 static int64_t load_int(const void *buffer, ct_dtype dtype, int64_t i)
@@ -307,15 +327,14 @@ static bool floats_agree(double x, double y, double ulps, double scale, ct_dtype
     if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
     if (x == y) return true;
     if (isinf(x) || isinf(y) || ulps == 0) return false;
-    double eps = dtype == CT_F32 ? 0x1p-23 : 0x1p-52;
-    return fabs(x - y) <= ulps * eps * scale;
+    return fabs(x - y) <= ulps * dtype_eps(dtype) * scale;
 }
 
 /* Compares the device's result (already on the CPU) with the reference; reports what differs.
  * magnitude (NULL for most entries) is the op of the inputs' absolute values, or the entry's
  * own magnitude. */
 static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
-                    const ct_tensor *magnitude)
+                    const ct_tensor *magnitude, double ulps, ct_dtype ulp_dtype)
 {
     char sr[128], sg[128];
     int ndim = ct_tensor_ndim(ref);
@@ -349,10 +368,10 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
         if (ct_dtype_is_floating(dtype)) {
             double x = load_float(a, dtype, i), y = load_float(b, dtype, i);
             double scale = tolerance_scale(x, y, m ? load_float(m, dtype, i) : 0.0);
-            agree = floats_agree(x, y, w->op->ulps, scale, dtype);
+            agree = floats_agree(x, y, ulps, scale, ulp_dtype);
             if (!agree && bad < CONF_REPORT_ELEMENTS)
                 report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps of %g)",
-                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, w->op->ulps, scale);
+                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, ulps, scale);
         } else {
             int64_t x = load_int(a, dtype, i), y = load_int(b, dtype, i);
             agree = x == y;
@@ -414,6 +433,47 @@ static ct_tensor *run_magnitude(const conf_op *op, const conf_case *c, conf_args
     return op->magnitude(in, args);
 }
 
+/* A 16-bit result against the op run in float64 on the CPU from the same inputs, each input of
+ * the dtype under test converted to float64 (see conf_op.half_ulps). */
+static bool matches_float64(const conf_op *op, const conf_case *c, conf_args *args,
+                            ct_tensor *const *bases, const ct_tensor *ref, const ct_tensor *magnitude,
+                            conf_where *w)
+{
+    snprintf(w->device, sizeof w->device, "float64 reference");
+    ct_dtype dtype = args->dtype;
+    ct_tensor *in[CONF_MAX_INPUTS] = {0};
+    for (int j = 0; j < args->count; j++) {
+        ct_tensor *base = ct_tensor_dtype(bases[j]) == dtype ? ct_to_dtype(bases[j], CT_F64) : bases[j];
+        in[j] = base ? take_views(base, &c->in[j]) : NULL;
+        if (!in[j]) {
+            report(w, "float64 inputs failed: %s", ct_last_error_message());
+            ct_clear_error();
+            return false;
+        }
+    }
+    args->dtype = CT_F64;
+    args->device = CT_DEVICE_CPU;
+    ct_tensor *wide = op->run(in, args);
+    if (!wide) {
+        report(w, "failed: %s", ct_last_error_message());
+        ct_clear_error();
+        return false;
+    }
+    if (!ct_dtype_is_floating(ct_tensor_dtype(wide))) {
+        report(w, "gives %s, not a floating result", ct_dtype_name(ct_tensor_dtype(wide)));
+        return false;
+    }
+    ct_tensor *ref64 = ct_to_dtype(ref, CT_F64), *wide64 = ct_to_dtype(wide, CT_F64);
+    ct_tensor *magnitude64 = magnitude ? ct_to_dtype(magnitude, CT_F64) : NULL;
+    if (!ref64 || !wide64 || (magnitude && !magnitude64)) {
+        report(w, "converting to float64 failed: %s", ct_last_error_message());
+        ct_clear_error();
+        return false;
+    }
+    return compare(w, ref64, wide64, magnitude64, op->half_ulps > 0 ? op->half_ulps : 2,
+                   ct_tensor_dtype(ref));
+}
+
 /* One case of one dtype: the reference, then every device. Adds to *totals. */
 static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
                      const ct_device *devices, int device_count, bool quiet, conf_totals *totals)
@@ -452,6 +512,13 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
             magnitude = NULL; /* compared without it: more strictly */
         }
     }
+    ct_dtype result_dtype = ref ? ct_tensor_dtype(ref) : dtype;
+    if (ref && (result_dtype == CT_F16 || result_dtype == CT_BF16) && op->half_ulps >= 0) {
+        totals->checks++;
+        if (matches_float64(op, c, &args, bases, ref, magnitude, &w)) totals->passed++;
+        args.dtype = dtype;
+        snprintf(w.device, sizeof w.device, "cpu");
+    }
     for (int k = 0; ref && k < device_count; k++) {
         ct_device_format(devices[k], w.device, sizeof w.device);
         totals->checks++;
@@ -467,7 +534,7 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
             continue;
         }
         ct_tensor *back = ct_to(got, CT_DEVICE_CPU);
-        if (back && compare(&w, ref, back, magnitude)) totals->passed++;
+        if (back && compare(&w, ref, back, magnitude, op->ulps, ct_tensor_dtype(ref))) totals->passed++;
         else if (!back) report(&w, "moving the result to the CPU failed: %s", ct_last_error_message());
         ct_clear_error();
     }

@@ -333,7 +333,7 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
 /* The variadic arguments: a range per input. */
 #define ENTRY(name, inputs, cases, ulps, scale, ...)                                             \
     {"ct_" #name " backward", inputs, CONF_FLOAT, {__VA_ARGS__}, cases, ulps, run_##name##_backward, \
-     scale, NULL}
+     scale, NULL, 0}
 
 const conf_op conf_backward_ops[] = {
     ENTRY(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
@@ -345,6 +345,6 @@ const conf_op conf_backward_ops[] = {
     ENTRY(max_pool2d, 2, max_pool_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY(avg_pool2d, 2, avg_pool_cases, 4, true, CONF_ANY, CONF_ANY),
     {"ct_batch_norm backward", 4, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},
-     batch_norm_cases, 16, run_batch_norm_backward, false, batch_norm_backward_magnitude},
+     batch_norm_cases, 16, run_batch_norm_backward, false, batch_norm_backward_magnitude, 0},
 };
 const int conf_backward_op_count = (int)(sizeof conf_backward_ops / sizeof conf_backward_ops[0]);

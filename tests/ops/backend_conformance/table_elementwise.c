@@ -149,8 +149,8 @@ static ct_tensor *run_clamp_max(ct_tensor *const *in, const conf_args *args)
 }
 
 #define ENTRY2(op, dtypes, r0, r1, ulps)                                                         \
-    {"ct_" #op, 2, dtypes, {r0, r1}, binary_cases, ulps, run_##op, false, NULL}
-#define ENTRY1(op, dtypes, r0, ulps) {"ct_" #op, 1, dtypes, {r0}, unary_cases, ulps, run_##op, false, NULL}
+    {"ct_" #op, 2, dtypes, {r0, r1}, binary_cases, ulps, run_##op, false, NULL, 0}
+#define ENTRY1(op, dtypes, r0, ulps) {"ct_" #op, 1, dtypes, {r0}, unary_cases, ulps, run_##op, false, NULL, 0}
 
 const conf_op conf_elementwise_ops[] = {
     ENTRY2(add, CONF_ALL, CONF_ANY, CONF_ANY, 0),
@@ -166,7 +166,7 @@ const conf_op conf_elementwise_ops[] = {
     ENTRY2(le, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
     ENTRY2(gt, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
     ENTRY2(ge, CONF_ALL, CONF_SMALL, CONF_SMALL, 0),
-    {"ct_where", 3, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, where_cases, 0, run_where, false, NULL},
+    {"ct_where", 3, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, where_cases, 0, run_where, false, NULL, 0},
     ENTRY1(add_scalar, CONF_ALL, CONF_ANY, 0),
     ENTRY1(sub_scalar, CONF_NUMERIC, CONF_ANY, 0),
     ENTRY1(mul_scalar, CONF_ALL, CONF_ANY, 0),

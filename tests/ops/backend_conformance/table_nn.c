@@ -167,12 +167,12 @@ static ct_tensor *run_batch_norm(ct_tensor *const *in, const conf_args *a)
 }
 
 const conf_op conf_nn_ops[] = {
-    {"ct_conv2d", 3, CONF_FLOAT, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true, NULL},
-    {"ct_max_pool2d", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0, run_max_pool2d, false, NULL},
+    {"ct_conv2d", 3, CONF_FLOAT, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true, NULL, 0},
+    {"ct_max_pool2d", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0, run_max_pool2d, false, NULL, 0},
     {"ct_max_pool2d_with_indices", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0,
-     run_max_pool2d_with_indices, false, NULL},
-    {"ct_avg_pool2d", 1, CONF_FLOAT, {CONF_ANY}, avg_pool_cases, 4, run_avg_pool2d, true, NULL},
+     run_max_pool2d_with_indices, false, NULL, 0},
+    {"ct_avg_pool2d", 1, CONF_FLOAT, {CONF_ANY}, avg_pool_cases, 4, run_avg_pool2d, true, NULL, 0},
     {"ct_batch_norm", 3, CONF_FLOAT, {CONF_ANY, CONF_POSITIVE, CONF_ANY}, batch_norm_cases, 32,
-     run_batch_norm, false, NULL},
+     run_batch_norm, false, NULL, 0},
 };
 const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);

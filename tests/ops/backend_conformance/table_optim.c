@@ -136,7 +136,7 @@ static const conf_case adamw_cases[] = {
     {0}};
 
 #define ENTRY(name, cases) \
-    {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL}
+    {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL, 0}
 
 const conf_op conf_optim_ops[] = {ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases)};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);

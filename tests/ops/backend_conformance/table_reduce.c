@@ -162,8 +162,8 @@ ONE_RUN(softmax, ct_softmax(in[0], a->dim))
 ONE_RUN(log_softmax, ct_log_softmax(in[0], a->dim))
 
 #define ENTRY(name, dtypes, range, cases, ulps)                                                  \
-    {"ct_" #name, 1, dtypes, {range}, cases, ulps, run_##name, false, NULL}
-#define SUM_ENTRY(name, dtypes, cases) {"ct_" #name, 1, dtypes, {CONF_ANY}, cases, 16, run_##name, true, NULL}
+    {"ct_" #name, 1, dtypes, {range}, cases, ulps, run_##name, false, NULL, 0}
+#define SUM_ENTRY(name, dtypes, cases) {"ct_" #name, 1, dtypes, {CONF_ANY}, cases, 16, run_##name, true, NULL, 0}
 
 const conf_op conf_reduction_ops[] = {
     SUM_ENTRY(sum, CONF_ALL, sum_cases),

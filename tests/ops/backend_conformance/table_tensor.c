@@ -89,8 +89,8 @@ static ct_tensor *run_randn(ct_tensor *const *in, const conf_args *a)
 static ct_tensor *run_randint(ct_tensor *const *in, const conf_args *a)
 {
     (void)in;
-    static const int64_t low[CT_DTYPE_COUNT] = {-1000, -1000, -1000, INT64_MIN / 2, 0, 0};
-    static const int64_t high[CT_DTYPE_COUNT] = {1000, 1000, 1000, INT64_MAX / 2, 256, 2};
+    static const int64_t low[CT_DTYPE_COUNT] = {-1000, -1000, -1000, INT64_MIN / 2, 0, 0, -1000, -256};
+    static const int64_t high[CT_DTYPE_COUNT] = {1000, 1000, 1000, INT64_MAX / 2, 256, 2, 1000, 256};
     ct_manual_seed(79);
     return ct_randint(low[a->dtype], high[a->dtype], a->shape, a->ndim, a->dtype, a->device);
 }
@@ -111,6 +111,8 @@ static ct_tensor *run_tensor_from_data(ct_tensor *const *in, const conf_args *a)
         switch (a->dtype) {
         case CT_F32: *(float *)at = (float)sv / 4.0f; break;
         case CT_F64: *(double *)at = (double)sv / 4.0; break;
+        case CT_F16: *(uint16_t *)at = ct_float_to_f16((float)sv / 4.0f); break;
+        case CT_BF16: *(uint16_t *)at = ct_float_to_bf16((float)sv / 4.0f); break;
         case CT_I32: *(int32_t *)at = (int32_t)sv; break;
         case CT_I64: *(int64_t *)at = sv * 1000003; break;
         case CT_U8: *(uint8_t *)at = (uint8_t)v; break;
@@ -226,6 +228,7 @@ static const conf_case to_dtype_cases[] = {
     TO_DTYPE_CASES("float32", CT_F32), TO_DTYPE_CASES("float64", CT_F64),
     TO_DTYPE_CASES("int32", CT_I32),   TO_DTYPE_CASES("int64", CT_I64),
     TO_DTYPE_CASES("uint8", CT_U8),    TO_DTYPE_CASES("bool", CT_BOOL),
+    TO_DTYPE_CASES("float16", CT_F16), TO_DTYPE_CASES("bfloat16", CT_BF16),
     {0}};
 
 /* ct_to_with: a forced copy (n 0: dtype kept) or a conversion to target (n 1). */
@@ -284,19 +287,25 @@ static ct_tensor *run_copy_(ct_tensor *const *in, const conf_args *a)
 }
 
 #define CREATE(name, dtypes, cases, ulps)                                                         \
-    {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false, NULL}
-#define LAYOUT(name, cases) {"ct_" #name, 1, CONF_ALL, {CONF_ANY}, cases, 0, run_##name, false, NULL}
+    {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false, NULL, 0}
+/* randint draws another range for bfloat16 (which holds integers to 256 exactly), and randn draws
+ * float64 normals from other bits than float32's (and the 16-bit ones', rounded from
+ * float32's): the 16-bit draws have no float64 reference, only the other devices. */
+#define CREATE_WITHOUT_FLOAT64_REFERENCE(name, dtypes, cases, ulps)                               \
+    {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false, NULL, -1}
+#define LAYOUT(name, cases)                                                                      \
+    {"ct_" #name, 1, CONF_ALL | CONF_HALF, {CONF_ANY}, cases, 0, run_##name, false, NULL, 0}
 
 const conf_op conf_tensor_ops[] = {
-    CREATE(zeros, CONF_ALL, shape_cases, 0),
-    CREATE(ones, CONF_ALL, shape_cases, 0),
-    CREATE(full, CONF_ALL, shape_cases, 0),
-    CREATE(arange, CONF_NUMERIC, arange_cases, 2),
-    CREATE(linspace, CONF_NUMERIC, linspace_cases, 2),
-    CREATE(rand, CONF_FLOAT, shape_cases, 0),
-    CREATE(randn, CONF_FLOAT, shape_cases, 4),
-    CREATE(randint, CONF_ALL, shape_cases, 0),
-    CREATE(tensor_from_data, CONF_ALL, shape_cases, 0),
+    CREATE(zeros, CONF_ALL | CONF_HALF, shape_cases, 0),
+    CREATE(ones, CONF_ALL | CONF_HALF, shape_cases, 0),
+    CREATE(full, CONF_ALL | CONF_HALF, shape_cases, 0),
+    CREATE(arange, CONF_NUMERIC | CONF_HALF, arange_cases, 2),
+    CREATE(linspace, CONF_NUMERIC | CONF_HALF, linspace_cases, 2),
+    CREATE(rand, CONF_FLOAT | CONF_HALF, shape_cases, 0),
+    CREATE_WITHOUT_FLOAT64_REFERENCE(randn, CONF_FLOAT | CONF_HALF, shape_cases, 4),
+    CREATE_WITHOUT_FLOAT64_REFERENCE(randint, CONF_ALL | CONF_HALF, shape_cases, 0),
+    CREATE(tensor_from_data, CONF_ALL | CONF_HALF, shape_cases, 0),
     LAYOUT(contiguous, layout_cases),
     LAYOUT(clone, layout_cases),
     LAYOUT(reshape, reshape_cases),
