@@ -21,6 +21,9 @@ static void fill_pattern(ct_dtype dtype, void *data, int count)
         case CT_I32: ((int32_t *)data)[i] = i == 0 ? INT32_MIN : i == 1 ? INT32_MAX : i * 100003 - 5; break;
         case CT_I64: ((int64_t *)data)[i] = i == 0 ? INT64_MIN : i == 1 ? INT64_MAX : (int64_t)i * 10000000019LL; break;
         case CT_U8: ((uint8_t *)data)[i] = (uint8_t)(i * 37 + 1); break;
+        /* float16 and bfloat16 bit patterns: NaN, infinity, -0, subnormals and ordinary values */
+        case CT_F16: ((uint16_t *)data)[i] = i == 1 ? 0x7e01 : i == 2 ? 0xfc00 : i == 3 ? 0x8000 : (uint16_t)(i * 2741 + 1); break;
+        case CT_BF16: ((uint16_t *)data)[i] = i == 1 ? 0x7fc1 : i == 2 ? 0x7f80 : i == 3 ? 0x0001 : (uint16_t)(i * 2741 + 7); break;
         default: ((uint8_t *)data)[i] = (uint8_t)(i % 3 == 0); break;
         }
     }
@@ -89,6 +92,49 @@ static void every_dtype_comes_back_byte_for_byte(void **state)
     }
     ct_state_dict_free(back);
     ct_state_dict_free(sd);
+}
+
+/* A float16 or bfloat16 checkpoint loads into a float32 model, converted exactly (every 16-bit
+ * value is a float32), as PyTorch's load_state_dict copies into the parameters' dtype. */
+static void sixteen_bit_checkpoints_load_into_float32_models(void **state)
+{
+    (void)state;
+    for (int format = 0; format < 2; format++) {
+        ct_dtype dtype = format ? CT_BF16 : CT_F16;
+        ct_module *source = ct_linear(3, 2, true);
+        ct_state_dict *sd = ct_module_state_dict(source, NULL);
+        assert_non_null(sd);
+        ct_state_dict *narrow = ct_state_dict_create();
+        for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
+            ct_tensor *t = ct_state_dict_get(sd, ct_state_dict_name_at(sd, i));
+            add(narrow, ct_state_dict_name_at(sd, i), ct_to_dtype(t, dtype));
+            ct_release(t);
+        }
+        assert_int_equal(ct_save(narrow, path), CT_OK);
+        ct_state_dict *back = ct_load(path, NULL);
+        assert_non_null(back);
+        ct_tensor *saved_weight = ct_state_dict_get(back, "weight");
+        assert_int_equal(ct_tensor_dtype(saved_weight), dtype);
+        ct_module *target = ct_linear(3, 2, true);
+        ct_load_report report;
+        assert_int_equal(ct_module_load_state_dict(target, back, true, &report), CT_OK);
+        assert_int_equal(report.loaded, 2);
+        ct_tensor *weight = ct_module_parameter(target, "weight");
+        assert_int_equal(ct_tensor_dtype(weight), CT_F32);
+        float got[6];
+        uint16_t bits[6];
+        assert_int_equal(ct_tensor_to_array(weight, got, sizeof got), CT_OK);
+        assert_int_equal(ct_tensor_to_array(saved_weight, bits, sizeof bits), CT_OK);
+        for (int k = 0; k < 6; k++)
+            assert_true(got[k] == (format ? ct_bf16_to_float(bits[k]) : ct_f16_to_float(bits[k])));
+        ct_release(weight);
+        ct_release(saved_weight);
+        ct_module_free(target);
+        ct_state_dict_free(back);
+        ct_state_dict_free(narrow);
+        ct_state_dict_free(sd);
+        ct_module_free(source);
+    }
 }
 
 static void empty_tensors_come_back_with_their_shapes(void **state)
@@ -340,6 +386,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_dtype_comes_back_byte_for_byte),
+        cmocka_unit_test(sixteen_bit_checkpoints_load_into_float32_models),
         cmocka_unit_test(empty_tensors_come_back_with_their_shapes),
         cmocka_unit_test(views_are_saved_contiguous),
         cmocka_unit_test(metadata_and_prefixed_names_come_back),
