@@ -14,6 +14,7 @@
 #include "ctorch/nn_functional.h"
 #include "ctorch/nn.h"
 #include "ctorch/optim.h"
+#include "ctorch/amp.h"
 #include "ctorch/distributed.h"
 #include "ctorch/parallel.h"
 

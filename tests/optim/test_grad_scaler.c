@@ -1,0 +1,185 @@
+/* The gradient scaler, as torch.amp.GradScaler: a scaled loss trains exactly as the unscaled one
+ * (scales are powers of 2); a step whose gradients hold inf or NaN is skipped and the scale backs
+ * off; after growth_interval good steps the scale grows; misuse and bad options are errors. */
+#include <math.h>
+
+#include "test_common.h"
+
+/* loss = sum(p * x) for a parameter p of 4 elements: the gradient of p is x. */
+static ct_tensor *loss_of(ct_tensor *p, const float x[4])
+{
+    ct_tensor *xs = ct_tensor_from_data(x, CT_F32, (int64_t[]){4}, 1, ct_tensor_device(p));
+    ct_tensor *product = ct_mul(p, xs);
+    ct_tensor *loss = ct_sum(product, NULL, 0, false);
+    ct_release(product);
+    ct_release(xs);
+    return loss;
+}
+
+static ct_tensor *parameter(void)
+{
+    const float init[4] = {0.5f, -1.0f, 2.0f, 0.25f};
+    ct_tensor *p = ct_tensor_from_data(init, CT_F32, (int64_t[]){4}, 1, CT_DEVICE_CPU);
+    ct_requires_grad_(p, true);
+    return p;
+}
+
+static void read4(const ct_tensor *t, float out[4]) { assert_int_equal(ct_tensor_to_array(t, out, 16), CT_OK); }
+
+static void scaled_steps_equal_unscaled_steps(void **state)
+{
+    (void)state;
+    const float x[4] = {0.3f, -7.0f, 1e-6f, 3.0f};
+    ct_tensor *plain = parameter(), *scaled = parameter();
+    ct_sgd_options sgd = ct_sgd_options_default(0.1);
+    sgd.momentum = 0.9;
+    ct_optimizer *plain_opt = ct_optim_sgd_params(&plain, 1, &sgd);
+    ct_optimizer *scaled_opt = ct_optim_sgd_params(&scaled, 1, &sgd);
+    ct_grad_scaler *scaler = ct_grad_scaler_new(NULL);
+    assert_non_null(scaler);
+    assert_true(ct_grad_scaler_get_scale(scaler) == 65536.0);
+    for (int step = 0; step < 3; step++) {
+        ct_tensor *loss = loss_of(plain, x);
+        assert_int_equal(ct_backward(loss), CT_OK);
+        assert_int_equal(ct_optimizer_step(plain_opt), CT_OK);
+        ct_optimizer_zero_grad(plain_opt);
+        ct_release(loss);
+
+        loss = loss_of(scaled, x);
+        ct_tensor *big = ct_grad_scaler_scale(scaler, loss);
+        double value = 0, big_value = 0;
+        assert_int_equal(ct_item(loss, &value), CT_OK);
+        assert_int_equal(ct_item(big, &big_value), CT_OK);
+        assert_true(big_value == value * 65536.0);
+        assert_int_equal(ct_backward(big), CT_OK);
+        bool stepped = false;
+        assert_int_equal(ct_grad_scaler_step(scaler, scaled_opt, &stepped), CT_OK);
+        assert_true(stepped);
+        assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
+        ct_optimizer_zero_grad(scaled_opt);
+        ct_release(big), ct_release(loss);
+    }
+    float a[4], b[4];
+    read4(plain, a), read4(scaled, b);
+    assert_memory_equal(a, b, sizeof a); /* dividing by a power of 2 is exact */
+    assert_int_equal(ct_grad_scaler_skipped_steps(scaler), 0);
+    ct_grad_scaler_free(scaler);
+    ct_optimizer_free(plain_opt), ct_optimizer_free(scaled_opt);
+    ct_release(plain), ct_release(scaled);
+}
+
+static void overflowing_gradients_skip_the_step_and_back_off(void **state)
+{
+    (void)state;
+    ct_tensor *p = parameter();
+    ct_optimizer *opt = ct_optim_sgd_params(&p, 1, &(ct_sgd_options){.lr = 0.1});
+    ct_grad_scaler_options o = ct_grad_scaler_options_default();
+    o.init_scale = 1024, o.growth_interval = 2;
+    ct_grad_scaler *scaler = ct_grad_scaler_new(&o);
+    float before[4], after[4];
+    read4(p, before);
+    const float overflowing[4] = {1.0f, 1e36f, 0.0f, 1.0f}, not_a_number[4] = {NAN, 1, 1, 1};
+    const float *inputs[2] = {overflowing, not_a_number};
+    for (int k = 0; k < 2; k++) {
+        ct_tensor *loss = loss_of(p, inputs[k]);
+        ct_tensor *big = ct_grad_scaler_scale(scaler, loss);
+        assert_int_equal(ct_backward(big), CT_OK);
+        bool stepped = true;
+        assert_int_equal(ct_grad_scaler_step(scaler, opt, &stepped), CT_OK);
+        assert_false(stepped);
+        assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
+        ct_optimizer_zero_grad(opt);
+        ct_release(big), ct_release(loss);
+    }
+    read4(p, after);
+    assert_memory_equal(before, after, sizeof before); /* both steps skipped */
+    assert_true(ct_grad_scaler_get_scale(scaler) == 256.0);
+    assert_int_equal(ct_grad_scaler_skipped_steps(scaler), 2);
+
+    /* two good steps in a row grow the scale back */
+    const float fine[4] = {1, 2, 3, 4};
+    for (int k = 0; k < 2; k++) {
+        ct_tensor *loss = loss_of(p, fine);
+        ct_tensor *big = ct_grad_scaler_scale(scaler, loss);
+        assert_int_equal(ct_backward(big), CT_OK);
+        assert_int_equal(ct_grad_scaler_unscale_(scaler, opt), CT_OK);
+        ct_tensor *g = ct_grad(p);
+        float grad[4];
+        read4(g, grad);
+        assert_true(grad[0] == 1 && grad[3] == 4); /* unscaled in place */
+        ct_release(g);
+        assert_int_equal(ct_grad_scaler_step(scaler, opt, NULL), CT_OK);
+        assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
+        ct_optimizer_zero_grad(opt);
+        ct_release(big), ct_release(loss);
+    }
+    assert_true(ct_grad_scaler_get_scale(scaler) == 512.0);
+    double scale = 0;
+    int64_t tracker = -1;
+    assert_int_equal(ct_grad_scaler_state(scaler, &scale, &tracker), CT_OK);
+    assert_true(scale == 512.0 && tracker == 0);
+    ct_grad_scaler_free(scaler);
+    ct_optimizer_free(opt);
+    ct_release(p);
+}
+
+static void misuse_and_bad_options_are_errors(void **state)
+{
+    (void)state;
+    ct_clear_error();
+    ct_grad_scaler_options o = ct_grad_scaler_options_default();
+    o.backoff_factor = 1.5;
+    assert_null(ct_grad_scaler_new(&o));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "backoff_factor 1.5 must be between 0 and 1");
+    o = ct_grad_scaler_options_default();
+    o.init_scale = INFINITY;
+    assert_null(ct_grad_scaler_new(&o));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "init_scale inf must be positive and finite");
+    o = ct_grad_scaler_options_default();
+    o.growth_interval = 0;
+    assert_null(ct_grad_scaler_new(&o));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "growth_interval 0 must be at least 1");
+
+    ct_tensor *p = parameter();
+    ct_optimizer *opt = ct_optim_sgd_params(&p, 1, &(ct_sgd_options){.lr = 0.1});
+    ct_grad_scaler *scaler = ct_grad_scaler_new(NULL);
+    assert_int_equal(ct_grad_scaler_update(scaler), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "no step was unscaled since the last update");
+    const float x[4] = {1, 1, 1, 1};
+    ct_tensor *loss = loss_of(p, x);
+    ct_tensor *big = ct_grad_scaler_scale(scaler, loss);
+    assert_int_equal(ct_backward(big), CT_OK);
+    assert_int_equal(ct_grad_scaler_unscale_(scaler, opt), CT_OK);
+    assert_int_equal(ct_grad_scaler_unscale_(scaler, opt), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "already called since the last ct_grad_scaler_update");
+    assert_int_equal(ct_grad_scaler_step(scaler, opt, NULL), CT_OK);
+    assert_int_equal(ct_grad_scaler_step(scaler, opt, NULL), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "call update after each step");
+    assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
+    assert_int_equal(ct_grad_scaler_load_state(scaler, -1, 0), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "the scale must be positive and finite");
+    ct_release(big), ct_release(loss);
+
+    /* disabled: scale 1, the loss itself, steps always taken */
+    o = ct_grad_scaler_options_default();
+    o.enabled = false;
+    ct_grad_scaler *off = ct_grad_scaler_new(&o);
+    assert_true(ct_grad_scaler_get_scale(off) == 1.0);
+    ct_tensor *same = ct_grad_scaler_scale(off, p);
+    assert_ptr_equal(same, p);
+    ct_release(same);
+    ct_grad_scaler_free(off);
+    ct_grad_scaler_free(scaler);
+    ct_optimizer_free(opt);
+    ct_release(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scaled_steps_equal_unscaled_steps),
+        cmocka_unit_test(overflowing_gradients_skip_the_step_and_back_off),
+        cmocka_unit_test(misuse_and_bad_options_are_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
