@@ -5,8 +5,8 @@
  *   - matrix products (ct_matmul, ct_linear, ct_conv2d) run in the region's dtype (float16 or
  *     bfloat16): their float32 inputs are cast to it first, so the tensor cores do the work;
  *   - ops that need float32's range (ct_softmax, ct_log_softmax, ct_cross_entropy, ct_nll_loss,
- *     ct_mse_loss, ct_batch_norm, ct_sum, ct_mean, ct_var, ct_std, ct_exp, ct_log, ct_pow*)
- *     run in float32: 16-bit inputs are cast up first;
+ *     ct_mse_loss, ct_batch_norm's input, ct_sum, ct_mean, ct_var, ct_std) run in float32:
+ *     16-bit inputs are cast up first;
  *   - every other op takes its inputs as they are, and mixed inputs promote to the widest
  *     (float16 + float32 gives float32), which is PyTorch's "promote" list.
  * float64 tensors, integer tensors and tensors on other device types are never cast. The casts

@@ -10,10 +10,12 @@
 
 #include "nn/module_internal.h"
 #include "ops/nn_internal.h"
+#include "ops/autocast.h"
 
 ct_tensor *ct_mse_loss(const ct_tensor *input, const ct_tensor *target)
 {
     CT_API_ENTER;
+    CT_AUTOCAST2(CT_AUTOCAST_FLOAT32, ct_mse_loss(c_[0], c_[1]), input, target)
     const char *function = "ct_mse_loss";
     if (!input) return ct_api_return(ct_null_argument(function, "input"));
     if (!target) return ct_api_return(ct_null_argument(function, "target"));
@@ -89,6 +91,7 @@ static ct_tensor *picked_nll(const char *function, const ct_tensor *log_probs, c
 ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, double label_smoothing)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_cross_entropy(c_[0], target, label_smoothing), logits)
     const char *function = "ct_cross_entropy";
     if (!logits) return ct_api_return(ct_null_argument(function, "logits"));
     if (!target) return ct_api_return(ct_null_argument(function, "target"));
@@ -102,6 +105,7 @@ ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, do
 ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_nll_loss(c_[0], target), log_probs)
     const char *function = "ct_nll_loss";
     if (!log_probs) return ct_api_return(ct_null_argument(function, "log_probs"));
     if (!target) return ct_api_return(ct_null_argument(function, "target"));

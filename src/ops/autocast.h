@@ -23,10 +23,9 @@ bool ct_autocast_any(void);
 bool ct_autocast_inputs(ct_autocast_policy policy, const ct_tensor *const *inputs, int count,
                         ct_tensor **casted);
 
-#define CT_AUTOCAST_CASTED_OK_(c, n) ((n) < 1 || (c)[0]) && ((n) < 2 || (c)[1]) && ((n) < 3 || (c)[2])
-
-/* The op again on its cast inputs c_[0..n): `call` names them c_[0], c_[1], c_[2]. */
-#define CT_AUTOCAST_RUN_(policy, call, n, ...)                                                   \
+/* The op again on its cast inputs c_[0..n): `call` names them c_[0], c_[1], c_[2]; its result
+ * goes out through RETURN (ct_api_return in public calls). */
+#define CT_AUTOCAST_RUN_(RETURN, policy, call, n, ...)                                           \
     if (ct_autocast_any()) {                                                                     \
         const ct_tensor *in_[3] = {__VA_ARGS__};                                                 \
         ct_tensor *c_[3] = {NULL, NULL, NULL};                                                   \
@@ -35,12 +34,15 @@ bool ct_autocast_inputs(ct_autocast_policy policy, const ct_tensor *const *input
             for (int k_ = 0; k_ < (n); k_++) ready_ = ready_ && (!in_[k_] || c_[k_]);            \
             ct_tensor *r_ = ready_ ? (call) : NULL;                                              \
             for (int k_ = 0; k_ < (n); k_++) ct_release(c_[k_]);                                 \
-            return ct_api_return(r_);                                                            \
+            return RETURN(r_);                                                                   \
         }                                                                                        \
     }
 
-#define CT_AUTOCAST1(policy, call, a) CT_AUTOCAST_RUN_(policy, call, 1, a)
-#define CT_AUTOCAST2(policy, call, a, b) CT_AUTOCAST_RUN_(policy, call, 2, a, b)
-#define CT_AUTOCAST3(policy, call, a, b, c) CT_AUTOCAST_RUN_(policy, call, 3, a, b, c)
+#define CT_AUTOCAST_PASS_(r) (r)
+#define CT_AUTOCAST1(policy, call, a) CT_AUTOCAST_RUN_(ct_api_return, policy, call, 1, a)
+#define CT_AUTOCAST2(policy, call, a, b) CT_AUTOCAST_RUN_(ct_api_return, policy, call, 2, a, b)
+#define CT_AUTOCAST3(policy, call, a, b, c) CT_AUTOCAST_RUN_(ct_api_return, policy, call, 3, a, b, c)
+/* In an internal function, whose public caller returns through ct_api_return. */
+#define CT_AUTOCAST_INTERNAL3(policy, call, a, b, c) CT_AUTOCAST_RUN_(CT_AUTOCAST_PASS_, policy, call, 3, a, b, c)
 
 #endif

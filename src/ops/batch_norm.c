@@ -7,6 +7,7 @@
  * several chunks per channel when a channel is long, then a combine pass per channel. */
 #include "ops/nn_internal.h"
 #include "ops/work_split.h"
+#include "ops/autocast.h"
 
 static const char *const FN = "ct_batch_norm";
 
@@ -324,6 +325,7 @@ ct_tensor *ct_batch_norm(const ct_tensor *input, ct_tensor *running_mean, ct_ten
                          double momentum, double eps)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_batch_norm(c_[0], running_mean, running_var, weight, bias, training, momentum, eps), input)
     if (check_arguments(input, running_mean, running_var, weight, bias, training) != CT_OK)
         return ct_api_return(NULL);
     ct_no_grad_push(); /* the running statistics move outside the graph */

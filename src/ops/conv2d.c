@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "ops/nn_internal.h"
+#include "ops/autocast.h"
 
 static const char *const FN = "ct_conv2d";
 
@@ -242,6 +243,7 @@ ct_tensor *ct_conv2d(const ct_tensor *input, const ct_tensor *weight, const ct_t
                      int64_t groups)
 {
     CT_API_ENTER;
+    CT_AUTOCAST3(CT_AUTOCAST_LOWER, ct_conv2d(c_[0], c_[1], c_[2], stride, padding, dilation, groups), input, weight, bias)
     const ct_tensor *operands[3] = {input, weight, bias};
     const char *names[3] = {"input", "weight", "bias"};
     int64_t st[2], pad[2], dil[2];

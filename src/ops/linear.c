@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "ops/nn_internal.h"
+#include "ops/autocast.h"
 
 /* Is t (2-D, rows x cols) readable by BLAS as row-major? Its leading dim goes to *ld. */
 static bool row_major(const ct_tensor *t, long *ld)
@@ -80,6 +81,7 @@ static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor
 ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
                            const ct_tensor *b)
 {
+    CT_AUTOCAST_INTERNAL3(CT_AUTOCAST_LOWER, ct_linear_apply(function, c_[0], c_[1], c_[2]), x, w, b)
     if (!fusable(x, w, b)) return composed(x, w, b);
     int64_t in = w->shape[1], out_features = w->shape[0];
     int64_t shape2[2] = {ct_numel(x) / in, in}, y_shape[CT_MAX_DIMS];

@@ -4,6 +4,7 @@
 #include <limits.h>
 
 #include "ops/ops_autograd.h"
+#include "ops/autocast.h"
 
 static const char *const FN = "ct_matmul";
 
@@ -300,6 +301,7 @@ static ct_status matmul_backward(ct_node *node, const ct_tensor *grad, ct_tensor
 ct_tensor *ct_matmul(const ct_tensor *a, const ct_tensor *b)
 {
     CT_API_ENTER;
+    CT_AUTOCAST2(CT_AUTOCAST_LOWER, ct_matmul(c_[0], c_[1]), a, b)
     ct_tensor *out = matmul(a, b);
     const ct_tensor *inputs[2] = {a, b};
     ct_node *node;

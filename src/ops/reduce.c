@@ -8,6 +8,7 @@
 #include "ops/ops_internal.h"
 #include "ops/reduce_backward.h"
 #include "ops/work_split.h"
+#include "ops/autocast.h"
 
 typedef struct reduce_plan {
     const char *function;      /* the public call, for messages */
@@ -221,12 +222,14 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
 ct_tensor *ct_sum(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_sum(c_[0], dims, ndims, keepdim), a)
     return ct_api_return(sum_or_mean("ct_sum", a, dims, ndims, keepdim, false));
 }
 
 ct_tensor *ct_mean(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_mean(c_[0], dims, ndims, keepdim), a)
     return ct_api_return(sum_or_mean("ct_mean", a, dims, ndims, keepdim, true));
 }
 
@@ -316,12 +319,14 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
 ct_tensor *ct_var(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_var(c_[0], dims, ndims, correction, keepdim), a)
     return ct_api_return(var_or_std("ct_var", a, dims, ndims, correction, keepdim, false));
 }
 
 ct_tensor *ct_std(const ct_tensor *a, const int *dims, int ndims, int64_t correction, bool keepdim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_std(c_[0], dims, ndims, correction, keepdim), a)
     return ct_api_return(var_or_std("ct_std", a, dims, ndims, correction, keepdim, true));
 }
 

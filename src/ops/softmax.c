@@ -4,6 +4,7 @@
 #include "ops/ops_internal.h"
 #include "ops/softmax_backward.h"
 #include "ops/work_split.h"
+#include "ops/autocast.h"
 
 /* Launches the row kernels of softmax (or log_softmax) of a along d into out. */
 static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor *out)
@@ -82,11 +83,13 @@ static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int di
 ct_tensor *ct_softmax(const ct_tensor *a, int dim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_softmax(c_[0], dim), a)
     return ct_api_return(softmax_along("ct_softmax", a, dim, false));
 }
 
 ct_tensor *ct_log_softmax(const ct_tensor *a, int dim)
 {
     CT_API_ENTER;
+    CT_AUTOCAST1(CT_AUTOCAST_FLOAT32, ct_log_softmax(c_[0], dim), a)
     return ct_api_return(softmax_along("ct_log_softmax", a, dim, true));
 }
