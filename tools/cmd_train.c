@@ -61,6 +61,9 @@ static void usage(FILE *out)
             "                            is not finite is null, with \"<name>_nonfinite\": \"nan\")\n"
             "  --allow-nonfinite         go on when the loss is not finite (default: stop with exit 1,\n"
             "                            naming the epoch, and save nothing)\n"
+            "  --amp bf16|fp16           mixed precision: the forward pass and the loss under autocast in\n"
+            "                            bfloat16 or float16 (float32 parameters; fp16 with a gradient\n"
+            "                            scaler); default none\n"
             "  --tf32                    let float32 products on CUDA use TF32 tensor cores (float32\n"
             "                            matmul precision \"high\"; CTORCH_ALLOW_TF32=1 does the same);\n"
             "                            no effect on the CPU or OpenCL\n\n"
@@ -75,7 +78,7 @@ static void usage(FILE *out)
 
 /* Options given explicitly; the rest take the chosen model's defaults. */
 typedef struct given {
-    const char *epochs, *batch_size, *lr, *optimizer, *seed, *val_fraction, *lr_schedule, *clip_grad;
+    const char *epochs, *batch_size, *lr, *optimizer, *seed, *val_fraction, *lr_schedule, *clip_grad, *amp;
 } given;
 
 /* --val-fraction: 0 (none) or a fraction below 1. */
@@ -132,10 +135,11 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--val-fraction", &v)) g.val_fraction = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--lr-schedule", &v)) g.lr_schedule = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--clip-grad", &v)) g.clip_grad = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--amp", &v)) g.amp = v;
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
                     "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
-                    "--lr-schedule, --clip-grad, --save, --resume, --json, --allow-nonfinite, --tf32 (ctorch train --help)\n", argv[i]);
+                    "--lr-schedule, --clip-grad, --amp, --save, --resume, --json, --allow-nonfinite, --tf32 (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -171,6 +175,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
     }
     if (g.clip_grad && !ct_arg_double(COMMAND, "--clip-grad", g.clip_grad, 0, 1e30, &o->config.clip_grad))
         return CT_EXIT_USAGE;
+    if (g.amp && !ct_train_amp_parse(g.amp, &o->config.amp)) {
+        fprintf(stderr, "ctorch " COMMAND ": --amp '%s' is not one of bf16, fp16, none\n", g.amp);
+        return CT_EXIT_USAGE;
+    }
     if (o->resume && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--resume", o->resume)) return CT_EXIT_USAGE;
     /* In a job, another machine's rank reports its own missing file when it reads it. */
     if (o->data && job->rank == 0 && !ct_arg_readable_file(COMMAND, "--data", o->data)) return CT_EXIT_USAGE;
@@ -308,7 +316,10 @@ static void print_header(const train_options *o, const ct_tool_job *job, const c
     ct_train_schedule_format(&o->config.schedule, schedule, sizeof schedule);
     int used = o->config.schedule.kind ? snprintf(extras, sizeof extras, ", schedule %s", schedule) : 0;
     if (o->config.clip_grad > 0)
-        snprintf(extras + used, sizeof extras - (size_t)used, ", gradients clipped to norm %g", o->config.clip_grad);
+        used += snprintf(extras + used, sizeof extras - (size_t)used, ", gradients clipped to norm %g",
+                         o->config.clip_grad);
+    if (o->config.amp != CT_F32)
+        snprintf(extras + used, sizeof extras - (size_t)used, ", autocast in %s", ct_dtype_name(o->config.amp));
     printf("Training %s (%lld parameters) on %lld samples%s, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g%s, "
            "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
            (long long)ct_dataset_size(data->train), val, (long long)ct_dataset_size(data->test), o->config.epochs,

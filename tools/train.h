@@ -20,6 +20,10 @@ ct_status ct_train_fail_library(const char *what);
 typedef enum ct_train_model { CT_TRAIN_MLP = 0, CT_TRAIN_CNN, CT_TRAIN_MODEL_COUNT } ct_train_model;
 typedef enum ct_train_optimizer { CT_TRAIN_SGD = 0, CT_TRAIN_ADAM, CT_TRAIN_ADAMW, CT_TRAIN_OPTIMIZER_COUNT } ct_train_optimizer;
 
+/* `--amp`: "none" (CT_F32), "bf16" (CT_BF16), "fp16" (CT_F16), and back; false for other text. */
+const char *ct_train_amp_name(ct_dtype amp);
+bool ct_train_amp_parse(const char *text, ct_dtype *out);
+
 /* "mlp", "cnn" / "sgd", "adam", "adamw". */
 const char *ct_train_model_name(ct_train_model model);
 const char *ct_train_optimizer_name(ct_train_optimizer optimizer);
@@ -122,6 +126,10 @@ typedef struct ct_train_config {
     ct_train_schedule schedule; /* kind NONE: the learning rate stays */
     double clip_grad;           /* > 0: ct_clip_grad_norm_ of the gradients to this (2-norm) each step */
     double val_fraction;        /* what ct_train_data_hold_out was given (kept in checkpoints) */
+    /* Mixed precision (`--amp`): CT_F32 (0) trains in float32; CT_BF16 or CT_F16 runs each step's
+     * forward pass and loss under autocast in that dtype (the parameters stay float32), float16
+     * with a gradient scaler. Not with DataParallel (its replicas run in threads of their own). */
+    ct_dtype amp;
     /* Resuming: the state a checkpoint kept (NULL: a fresh run). The loop runs epochs
      * resume->epoch + 1 to epochs, from the optimizer's, the schedule's and the generators' state. */
     const struct ct_train_state *resume;
@@ -164,6 +172,8 @@ typedef struct ct_train_state {
     int64_t schedule_steps;   /* the scheduler's count (ct_lr_scheduler_last_epoch) */
     ct_state_dict *optimizer; /* ct_optimizer_state_dict's */
     ct_tensor *rng;           /* ct_get_rng_state's */
+    double amp_scale;         /* --amp fp16: the gradient scaler's scale and growth tracker */
+    int64_t amp_growth_tracker;
 } ct_train_state;
 void ct_train_state_free(ct_train_state *state); /* NULL-safe; leaves it empty */
 

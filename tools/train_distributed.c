@@ -69,7 +69,7 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
 {
     uint64_t digest;
     bool digested = data_digest(data->train, &digest);
-    enum { SETTINGS = 10, VALUE_MAX = 32 };
+    enum { SETTINGS = 11, VALUE_MAX = 32 };
     char values[SETTINGS][VALUE_MAX];
     snprintf(values[0], VALUE_MAX, "%s", ct_train_model_name(config->model));
     snprintf(values[1], VALUE_MAX, "%d", config->epochs);
@@ -83,6 +83,7 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
     /* A rank that cannot read its data back still takes part (the others would wait for it). */
     if (digested) snprintf(values[9], VALUE_MAX, "%016" PRIx64, digest);
     else snprintf(values[9], VALUE_MAX, "unknown (out of memory)");
+    snprintf(values[10], VALUE_MAX, "%s", ct_train_amp_name(config->amp));
     /* The first three and the data's size fix how many collectives a rank calls; the seed fixes
      * the split and each rank's share (different seeds: overlapping shares); the others would
      * make the replicas differ. */
@@ -97,6 +98,7 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
         {"the number of features (--data)", values[7]},
         {"the number of classes (--data)", values[8]},
         {"the training split's checksum (--data, --seed)", values[9]},
+        {"--amp", values[10]},
     };
     if (ct_dist_agree_on_settings(settings, SETTINGS) == CT_OK) return CT_OK;
     return ct_train_fail(ct_last_error(), "%s", ct_last_error_message());

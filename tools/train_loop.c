@@ -80,7 +80,45 @@ typedef struct updater {
     double clip_grad;   /* 0: none */
     ct_lr_scheduler *scheduler; /* NULL: none */
     bool schedule_per_batch;
+    ct_dtype amp;               /* CT_F32: none */
+    ct_grad_scaler *scaler;     /* float16's; NULL otherwise */
 } updater;
+
+/* The forward pass and the loss, under autocast when the run asks for it. */
+static ct_tensor *forward_loss(ct_module *model, const updater *u, const ct_tensor *x, const ct_tensor *y,
+                               ct_tensor **logits)
+{
+    ct_device_type type = ct_tensor_device(x).type;
+    if (u->amp != CT_F32 && ct_autocast_push(type, u->amp) != CT_OK) return NULL;
+    *logits = ct_module_forward(model, x);
+    ct_tensor *loss = ct_cross_entropy(*logits, y, 0.0);
+    if (u->amp != CT_F32) ct_autocast_pop();
+    return loss;
+}
+
+/* Backward, clipping and the optimizer's step; through the gradient scaler under float16. */
+static ct_status backward_and_step(const updater *u, ct_tensor *loss)
+{
+    ct_tensor *scaled = u->scaler ? ct_grad_scaler_scale(u->scaler, loss) : NULL;
+    if (u->scaler && !scaled) return ct_train_fail_library("scaling the loss");
+    ct_status status = ct_backward(scaled ? scaled : loss);
+    ct_release(scaled);
+    if (status != CT_OK) return ct_train_fail_library("the backward pass");
+    if (u->clip_grad > 0) {
+        /* clipping sees the true gradients: unscaled first (GradScaler's recipe) */
+        if (u->scaler && ct_grad_scaler_unscale_(u->scaler, u->optimizer) != CT_OK)
+            return ct_train_fail_library("unscaling the gradients");
+        if (ct_clip_grad_norm_(u->params, u->param_count, u->clip_grad, 2.0, NULL) != CT_OK)
+            return ct_train_fail_library("clipping the gradients");
+    }
+    if (!u->scaler) {
+        if (ct_optimizer_step(u->optimizer) != CT_OK) return ct_train_fail_library("the optimizer step");
+        return CT_OK;
+    }
+    if (ct_grad_scaler_step(u->scaler, u->optimizer, NULL) != CT_OK || ct_grad_scaler_update(u->scaler) != CT_OK)
+        return ct_train_fail_library("the optimizer step");
+    return CT_OK;
+}
 
 /* One step on (x, y); adds the batch's summed loss and correct count to the sums. */
 static ct_status train_step(ct_module *model, const updater *u, const ct_tensor *x, const ct_tensor *y,
@@ -89,13 +127,11 @@ static ct_status train_step(ct_module *model, const updater *u, const ct_tensor 
 {
     ct_optimizer *optimizer = u->optimizer;
     ct_optimizer_zero_grad(optimizer);
-    ct_tensor *logits = ct_module_forward(model, x);
-    ct_tensor *loss = ct_cross_entropy(logits, y, 0.0);
+    ct_tensor *logits = NULL;
+    ct_tensor *loss = forward_loss(model, u, x, y, &logits);
     if (!loss) return ct_train_fail_library("the forward pass");
-    if (ct_backward(loss) != CT_OK) return ct_train_fail_library("the backward pass");
-    if (u->clip_grad > 0 && ct_clip_grad_norm_(u->params, u->param_count, u->clip_grad, 2.0, NULL) != CT_OK)
-        return ct_train_fail_library("clipping the gradients");
-    if (ct_optimizer_step(optimizer) != CT_OK) return ct_train_fail_library("the optimizer step");
+    ct_status status = backward_and_step(u, loss);
+    if (status != CT_OK) return status;
     if (u->scheduler && u->schedule_per_batch && ct_lr_scheduler_step(u->scheduler) != CT_OK)
         return ct_train_fail_library("the learning-rate schedule");
     ct_no_grad_push();
@@ -183,9 +219,12 @@ static ct_status make_updater(const ct_train_config *config, const ct_module *ne
                               updater *u)
 {
     *u = (updater){.clip_grad = config->clip_grad,
-                   .schedule_per_batch = ct_train_schedule_steps_per_batch(&config->schedule)};
+                   .schedule_per_batch = ct_train_schedule_steps_per_batch(&config->schedule),
+                   .amp = config->amp};
     u->optimizer = make_optimizer(config, net);
     if (!u->optimizer) return ct_train_fail_library("making the optimizer");
+    if (config->amp == CT_F16 && !(u->scaler = ct_grad_scaler_new(NULL)))
+        return ct_train_fail_library("making the gradient scaler");
     u->param_count = ct_optimizer_param_count(u->optimizer);
     u->params = calloc(u->param_count > 0 ? (size_t)u->param_count : 1, sizeof *u->params);
     if (!u->params) return ct_train_fail(CT_ERR_OUT_OF_MEMORY, "no host memory for the parameters' list");
@@ -202,12 +241,16 @@ static ct_status make_updater(const ct_train_config *config, const ct_module *ne
     if (u->scheduler && ct_lr_scheduler_set_last_epoch(u->scheduler, config->resume->schedule_steps) != CT_OK)
         return ct_train_fail_library("--resume: the learning-rate schedule");
     if (ct_set_rng_state(config->resume->rng) != CT_OK) return ct_train_fail_library("--resume: the generators");
+    if (u->scaler && ct_grad_scaler_load_state(u->scaler, config->resume->amp_scale,
+                                               config->resume->amp_growth_tracker) != CT_OK)
+        return ct_train_fail_library("--resume: the gradient scaler");
     return CT_OK;
 }
 
 static void free_updater(updater *u)
 {
     ct_lr_scheduler_free(u->scheduler);
+    ct_grad_scaler_free(u->scaler);
     ct_optimizer_free(u->optimizer);
     free(u->params);
     *u = (updater){0};
@@ -221,6 +264,8 @@ static ct_status keep_state(const updater *u, int epoch, ct_train_state *state)
     state->optimizer = ct_optimizer_state_dict(u->optimizer);
     state->rng = ct_get_rng_state();
     if (!state->optimizer || !state->rng) return ct_train_fail_library("keeping the training state");
+    if (u->scaler && ct_grad_scaler_state(u->scaler, &state->amp_scale, &state->amp_growth_tracker) != CT_OK)
+        return ct_train_fail_library("keeping the gradient scaler's state");
     return CT_OK;
 }
 
@@ -296,6 +341,13 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
         ct_status status = ct_train_check_distributed(config);
         if (status != CT_OK) return status;
     }
+    if (config->amp != CT_F32 && config->amp != CT_F16 && config->amp != CT_BF16)
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "mixed precision in %s: give float32 (none), float16 "
+                             "or bfloat16", ct_dtype_name(config->amp));
+    if (config->amp != CT_F32 && count > 0)
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--amp %s with DataParallel: autocast is per thread and "
+                             "DataParallel's replicas run in threads of their own; train on one device, or "
+                             "with several processes (mpirun)", ct_train_amp_name(config->amp));
     if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
     ct_module *net = model; /* what trains: the model or a wrapper of it */
     if (count > 0) {

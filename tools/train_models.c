@@ -34,6 +34,22 @@ bool ct_train_model_parse(const char *text, ct_train_model *out)
     return false;
 }
 
+const char *ct_train_amp_name(ct_dtype amp)
+{
+    return amp == CT_BF16 ? "bf16" : amp == CT_F16 ? "fp16" : amp == CT_F32 ? "none" : "invalid";
+}
+
+bool ct_train_amp_parse(const char *text, ct_dtype *out)
+{
+    static const ct_dtype choices[3] = {CT_F32, CT_BF16, CT_F16};
+    for (int i = 0; text && i < 3; i++)
+        if (strcmp(text, ct_train_amp_name(choices[i])) == 0) {
+            *out = choices[i];
+            return true;
+        }
+    return false;
+}
+
 bool ct_train_optimizer_parse(const char *text, ct_train_optimizer *out)
 {
     for (int i = 0; text && i < CT_TRAIN_OPTIMIZER_COUNT; i++)

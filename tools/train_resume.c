@@ -20,7 +20,7 @@ typedef struct run_option {
     char value[96];
 } run_option;
 
-enum { RUN_OPTION_COUNT = 8 };
+enum { RUN_OPTION_COUNT = 9 };
 
 static void run_options(const ct_train_config *config, run_option out[RUN_OPTION_COUNT])
 {
@@ -41,7 +41,12 @@ static void run_options(const ct_train_config *config, run_option out[RUN_OPTION
     ct_train_format_number(config->clip_grad, out[n++].value, sizeof out->value);
     out[n] = (run_option){"ctorch.train.val_fraction", "--val-fraction", ""};
     ct_train_format_number(config->val_fraction, out[n++].value, sizeof out->value);
+    out[n] = (run_option){"ctorch.train.amp", "--amp", ""};
+    snprintf(out[n++].value, sizeof out->value, "%s", ct_train_amp_name(config->amp));
 }
+
+#define KEY_AMP_SCALE "ctorch.train.amp_scale"
+#define KEY_AMP_GROWTH_TRACKER "ctorch.train.amp_growth_tracker"
 
 static ct_status set_number(ct_state_dict *sd, const char *key, long long value)
 {
@@ -79,6 +84,12 @@ ct_status ct_train_checkpoint_save_run(const ct_module *model, const ct_train_da
     if (status == CT_OK) status = set_number(sd, KEY_EPOCH, state->epoch);
     if (status == CT_OK) status = set_number(sd, KEY_EPOCHS, config->epochs);
     if (status == CT_OK) status = set_number(sd, KEY_SCHEDULE_STEPS, (long long)state->schedule_steps);
+    if (status == CT_OK && config->amp == CT_F16) {
+        char scale[32];
+        ct_train_format_number(state->amp_scale, scale, sizeof scale);
+        status = ct_state_dict_set_metadata(sd, KEY_AMP_SCALE, scale);
+        if (status == CT_OK) status = set_number(sd, KEY_AMP_GROWTH_TRACKER, (long long)state->amp_growth_tracker);
+    }
     if (status == CT_OK)
         status = set_number(sd, "ctorch.train.train_samples", (long long)ct_dataset_size(data->train));
     if (status == CT_OK && state->optimizer) status = add_optimizer_state(sd, state->optimizer);
@@ -135,6 +146,7 @@ static ct_status check_run(const char *path, const ct_state_dict *sd, const ct_t
     run_options(config, options);
     for (int i = 0; i < RUN_OPTION_COUNT; i++) {
         const char *saved = ct_state_dict_metadata(sd, options[i].key);
+        if (!saved && !strcmp(options[i].key, "ctorch.train.amp")) saved = "none"; /* saved before --amp */
         if (!saved || strcmp(saved, options[i].value))
             return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s was saved by a run with %s %s, and this "
                                  "run has %s %s: resume with the options of the run that saved it", path,
@@ -178,6 +190,22 @@ static ct_state_dict *optimizer_part(const ct_state_dict *sd)
     return out;
 }
 
+/* --amp fp16: the gradient scaler's scale and growth tracker. */
+static ct_status read_scaler_state(const char *path, const ct_state_dict *sd, ct_train_state *out)
+{
+    const char *scale = ct_state_dict_metadata(sd, KEY_AMP_SCALE);
+    long long tracker = 0;
+    char *end = NULL;
+    errno = 0;
+    double value = scale ? strtod(scale, &end) : 0;
+    if (!scale || errno || *end || !(value > 0) || !metadata_count(sd, KEY_AMP_GROWTH_TRACKER, INT64_MAX, &tracker))
+        return ct_train_fail(CT_ERR_IO, "--resume %s holds no gradient scaler's state (%s, %s) for --amp fp16",
+                             path, KEY_AMP_SCALE, KEY_AMP_GROWTH_TRACKER);
+    out->amp_scale = value;
+    out->amp_growth_tracker = tracker;
+    return CT_OK;
+}
+
 ct_status ct_train_checkpoint_resume(const char *path, const ct_train_data *data, const ct_train_config *config,
                                      ct_module *model, ct_train_state *out)
 {
@@ -194,6 +222,7 @@ ct_status ct_train_checkpoint_resume(const char *path, const ct_train_data *data
         out->rng = ct_state_dict_get(sd, CT_TRAIN_RNG_STATE_NAME);
         out->optimizer = optimizer_part(sd);
         if (!out->rng || !out->optimizer) status = ct_train_fail_library("--resume: reading the training state");
+        if (status == CT_OK && config->amp == CT_F16) status = read_scaler_state(path, sd, out);
     }
     if (status == CT_OK && ct_train_checkpoint_drop_resume_state(sd) != CT_OK)
         status = ct_train_fail_library("--resume: reading the checkpoint");
