@@ -56,8 +56,12 @@ OPS = [
     ("max_f32_256M", "max", M256, 0, True),
 ]
 MATMUL = [1024, 2048, 8192]  # 8192 is big
-TRAIN = [("train_mlp_b32", "mlp", 32), ("train_mlp_b512", "mlp", 512),
-         ("train_cnn_b32", "cnn", 32), ("train_cnn_b512", "cnn", 512)]
+TRAIN = [("train_mlp_b32", "mlp", 32, None), ("train_mlp_b512", "mlp", 512, None),
+         ("train_cnn_b32", "cnn", 32, None), ("train_cnn_b512", "cnn", 512, None),
+         # under torch.autocast(dtype=torch.bfloat16), as `ctorch train --amp bf16`
+         ("train_mlp_b512_bf16", "mlp", 512, "bfloat16"),
+         ("train_mlp4096x4_b4096_bf16", "wide", 4096, "bfloat16")]  # big only
+WIDE = 4096  # the wide MLP: Linear(4096, 4096) four times, ReLU between
 LR = {"mlp": 1e-3, "cnn": 3e-3}  # ct_train_default_lr with Adam
 FEATURES, CLASSES = 64, 10
 
@@ -241,6 +245,11 @@ def op_function(peer, op, rows, cols):
 
 def model(torch, kind):
     nn = torch.nn
+    if kind == "wide":
+        layers = []
+        for k in range(4):
+            layers += [nn.Linear(WIDE, WIDE)] + ([nn.ReLU()] if k < 3 else [])
+        return nn.Sequential(*layers)
     if kind == "mlp":  # tools/train_models.c: Linear(F, 256) ReLU Linear(256, C)
         return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, CLASSES))
     side = int(math.isqrt(FEATURES))  # the sample as a 1 x 8 x 8 image
@@ -251,18 +260,21 @@ def model(torch, kind):
                          nn.Flatten(1), nn.Linear(32 * pooled * pooled, CLASSES))
 
 
-def train_function(peer, kind, batch):
+def train_function(peer, kind, batch, amp=None):
     torch, device = peer.torch, peer.device
     torch.manual_seed(0)
     net = model(torch, kind).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=LR[kind])
-    x = torch.rand((batch, FEATURES), dtype=torch.float32, device=device)
-    y = torch.randint(0, CLASSES, (batch,), dtype=torch.int64, device=device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=LR.get(kind, 1e-3))
+    features, classes = (WIDE, WIDE) if kind == "wide" else (FEATURES, CLASSES)
+    x = torch.rand((batch, features), dtype=torch.float32, device=device)
+    y = torch.randint(0, classes, (batch,), dtype=torch.int64, device=device)
     F = torch.nn.functional
+    device_type = torch.device(device).type
 
     def step():
         optimizer.zero_grad()
-        loss = F.cross_entropy(net(x), y)
+        with torch.autocast(device_type=device_type, dtype=getattr(torch, amp or "float32"), enabled=amp is not None):
+            loss = F.cross_entropy(net(x), y)
         loss.backward()
         optimizer.step()
     return step
@@ -312,9 +324,12 @@ def cases(peer):
             peer.synchronize()
         return peer.time_plain(adds, 3, 21) / 1000 * 1e6
     out.append(("op_overhead_add_4", "us", overhead))
-    for name, kind, batch in TRAIN:
-        def measure(kind=kind, batch=batch):
-            return batch / peer.time_synced(train_function(peer, kind, batch), 3, 10)
+    for name, kind, batch, amp in TRAIN:
+        if kind == "wide" and not big:
+            continue
+
+        def measure(kind=kind, batch=batch, amp=amp):
+            return batch / peer.time_synced(train_function(peer, kind, batch, amp), 3, 10)
         out.append((name, "samples/s", measure))
     return out
 
