@@ -75,6 +75,14 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *g)
     return backend->gemm(device.index, ct_current_stream_handle(device), g);
 }
 
+uint64_t ct_backend_launch_total(ct_device device)
+{
+    uint64_t total = 0;
+    for (int kernel = CT_K_NONE + 1; kernel < CT_KERNEL_COUNT; kernel++)
+        total += ct_backend_launch_count(device, (ct_kernel_id)kernel);
+    return total;
+}
+
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
 {
     if (device.type < 0 || device.type >= CT_DEVICE_TYPE_COUNT || device.index < 0 ||

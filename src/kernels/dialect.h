@@ -245,6 +245,28 @@ void ctorch_standin_barrier(void);
     CT_GLOBAL void *ct_b0_, CT_GLOBAL void *ct_b1_, CT_GLOBAL void *ct_b2_, CT_GLOBAL void *ct_b3_
 #define CT_BUFFER(type, index) ((CT_GLOBAL type *)ct_b##index##_ + p.off[index])
 
+/* The buffers of a multi-tensor kernel (CT_KERNEL_WIDE_BUFFERS of them, kernel_params.h), and
+ * CT_WIDE_BUFFER_TABLE(t), which declares t, an array of them to index at run time. A device
+ * takes them as 32 arguments; in C (the CPU and the CUDA stand-in) the launcher passes the
+ * address of its array of buffers as buffer 0, so the kernel keeps the 4-buffer signature that
+ * every C launcher calls. */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CT_WIDE_ARGS_8(k)                                                                        \
+    CT_GLOBAL void *ct_w##k##0_, CT_GLOBAL void *ct_w##k##1_, CT_GLOBAL void *ct_w##k##2_,       \
+        CT_GLOBAL void *ct_w##k##3_, CT_GLOBAL void *ct_w##k##4_, CT_GLOBAL void *ct_w##k##5_,   \
+        CT_GLOBAL void *ct_w##k##6_, CT_GLOBAL void *ct_w##k##7_
+#define CT_WIDE_NAMES_8(k)                                                                       \
+    ct_w##k##0_, ct_w##k##1_, ct_w##k##2_, ct_w##k##3_, ct_w##k##4_, ct_w##k##5_, ct_w##k##6_,   \
+        ct_w##k##7_
+#define CT_WIDE_KERNEL_BUFFERS CT_WIDE_ARGS_8(0), CT_WIDE_ARGS_8(1), CT_WIDE_ARGS_8(2), CT_WIDE_ARGS_8(3)
+#define CT_WIDE_BUFFER_TABLE(t)                                                                  \
+    CT_GLOBAL void *t[CT_KERNEL_WIDE_BUFFERS] = {CT_WIDE_NAMES_8(0), CT_WIDE_NAMES_8(1),         \
+                                                 CT_WIDE_NAMES_8(2), CT_WIDE_NAMES_8(3)}
+#else
+#define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
+#define CT_WIDE_BUFFER_TABLE(t) void *const *t = (void *const *)ct_b0_
+#endif
+
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
  * through long: a negative float converted straight to an unsigned type is undefined, and
  * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */

@@ -7,4 +7,9 @@
 
 #define CT_OPTIM_KERNELS(X)                                                                      \
     CT_LIST_EACH_FLOAT(X, sgd_step) CT_LIST_EACH_FLOAT(X, sgd_momentum_step)                     \
-    CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)
+    CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)                       \
+    CT_OPTIM_MULTI_KERNELS(X)
+/* The multi-tensor kernels: CT_KERNEL_WIDE_BUFFERS buffers each (kernel_params.h, optim.ct). */
+#define CT_OPTIM_MULTI_KERNELS(X)                                                                \
+    CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \
+    CT_LIST_EACH_FLOAT(X, multi_adam_moments) CT_LIST_EACH_FLOAT(X, multi_adam_update)

@@ -47,6 +47,9 @@ ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers
         return ct_error(CT_ERR_INTERNAL, "cpu: no kernel with id %d", kernel);
     if (params->n <= 0) return CT_OK;
     long work = params->n * (work_per_item > 0 ? work_per_item : 1);
-    launchers[kernel](buffers, params, work >= CT_CPU_PARALLEL_MIN_WORK);
+    /* A multi-tensor kernel's C build finds its table of buffers in buffer 0 (dialect.h). */
+    void *wide[CT_KERNEL_MAX_BUFFERS] = {(void *)buffers};
+    bool is_wide = ct_kernel_buffer_count((ct_kernel_id)kernel) != CT_KERNEL_MAX_BUFFERS;
+    launchers[kernel](is_wide ? wide : buffers, params, work >= CT_CPU_PARALLEL_MIN_WORK);
     return CT_OK;
 }

@@ -4,18 +4,19 @@
  * buffer; exp_avg and exp_avg_sq), flattened. The parameter is a copy of input 0, permuted by
  * args.dims when given (a strided parameter, updated through a contiguous copy); the gradients
  * are inputs 1 and 2, in the parameter's shape, set as its .grad by backpropagating them from it.
- * Options in args.s: SGD lr, momentum, dampening, weight decay (flag: Nesterov); Adam lr, beta1,
+ * args.n = 2: two parameters (see run_steps). Options in args.s: SGD lr, momentum, dampening,
+ * weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
  * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
 #include "conformance.h"
 
-typedef ct_optimizer *(*make_optimizer)(ct_tensor *param, const conf_args *a);
+typedef ct_optimizer *(*make_optimizer)(ct_tensor *const *params, int count, const conf_args *a);
 
-static ct_optimizer *make_sgd(ct_tensor *param, const conf_args *a)
+static ct_optimizer *make_sgd(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_sgd_options o = {.lr = a->s[0], .momentum = a->s[1], .dampening = a->s[2],
                         .weight_decay = a->s[3], .nesterov = a->flag};
-    return ct_optim_sgd_params(&param, 1, &o);
+    return ct_optim_sgd_params(params, count, &o);
 }
 
 static ct_adam_options adam_options(const conf_args *a)
@@ -24,40 +25,49 @@ static ct_adam_options adam_options(const conf_args *a)
                              .weight_decay = a->s[4]};
 }
 
-static ct_optimizer *make_adam(ct_tensor *param, const conf_args *a)
+static ct_optimizer *make_adam(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_adam_options o = adam_options(a);
-    return ct_optim_adam_params(&param, 1, &o);
+    return ct_optim_adam_params(params, count, &o);
 }
 
-static ct_optimizer *make_adamw(ct_tensor *param, const conf_args *a)
+static ct_optimizer *make_adamw(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_adam_options o = adam_options(a);
-    return ct_optim_adamw_params(&param, 1, &o);
+    return ct_optim_adamw_params(params, count, &o);
 }
 
-/* Two steps, then the parameter and its state, flattened and joined. */
+/* Two steps, then the parameter and its state, flattened and joined. With a->n == 2, two
+ * parameters (input 0 and its negation, the same gradients), which the optimizer updates in one
+ * launch of its multi-tensor kernels: both, with their state, one after the other. */
 static ct_tensor *run_steps(ct_tensor *const *in, const conf_args *a, make_optimizer make,
                             const char *const *state, int state_count)
 {
-    ct_tensor *param = ct_clone(in[0]);
-    if (param && a->ndims > 0) param = ct_permute(param, a->dims, a->ndims);
-    ct_optimizer *optimizer = param ? make(param, a) : NULL;
+    int count = a->n == 2 ? 2 : 1;
+    ct_tensor *params[2] = {ct_clone(in[0]), count == 2 ? ct_neg(in[0]) : NULL};
+    for (int p = 0; p < count; p++)
+        if (params[p] && a->ndims > 0) params[p] = ct_permute(params[p], a->dims, a->ndims);
+    ct_optimizer *optimizer = params[0] && params[count - 1] ? make(params, count, a) : NULL;
     if (!optimizer) return NULL;
     bool ok = true;
     for (int step = 0; ok && step < 2; step++) {
-        ok = ct_backward_with(param, in[1 + step], false) == CT_OK &&
-             ct_optimizer_step(optimizer) == CT_OK;
+        for (int p = 0; ok && p < count; p++) ok = ct_backward_with(params[p], in[1 + step], false) == CT_OK;
+        ok = ok && ct_optimizer_step(optimizer) == CT_OK;
         ct_optimizer_zero_grad(optimizer);
     }
-    ct_tensor *parts[3] = {ok ? ct_flatten(param, 0, -1) : NULL};
-    for (int k = 0; ok && k < state_count; k++) {
-        ct_tensor *s = ct_optimizer_state(optimizer, 0, state[k]);
-        parts[1 + k] = s ? ct_flatten(s, 0, -1) : NULL;
-        ok = parts[1 + k] != NULL;
+    ct_tensor *parts[6] = {NULL};
+    int n = 0;
+    for (int p = 0; ok && p < count; p++) {
+        parts[n] = ct_flatten(params[p], 0, -1);
+        ok = parts[n++] != NULL;
+        for (int k = 0; ok && k < state_count; k++) {
+            ct_tensor *s = ct_optimizer_state(optimizer, p, state[k]);
+            parts[n] = s ? ct_flatten(s, 0, -1) : NULL;
+            ok = parts[n++] != NULL;
+        }
     }
     ct_optimizer_free(optimizer);
-    return ok ? ct_cat((const ct_tensor *const *)parts, 1 + state_count, 0) : NULL;
+    return ok ? ct_cat((const ct_tensor *const *)parts, n, 0) : NULL;
 }
 
 static ct_tensor *run_sgd(ct_tensor *const *in, const conf_args *a)
@@ -115,6 +125,12 @@ static const conf_case sgd_cases[] = {
      .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2}},
     {.name = "plain, large", .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}},
      .args = {SGD_PLAIN}},
+    {.name = "two parameters, plain", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_PLAIN, .n = 2}},
+    {.name = "two parameters, Nesterov, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2, .n = 2}},
+    {.name = "two parameters, everything, large",
+     .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {SGD_EVERYTHING, .n = 2}},
     {0}};
 
 static const conf_case adam_cases[] = {
@@ -123,6 +139,10 @@ static const conf_case adam_cases[] = {
      .args = {ADAM_DECAY}},
     {.name = "weight decay, strided parameter", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2}},
+    {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, .n = 2}},
+    {.name = "two parameters, weight decay, large",
+     .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {ADAM_DECAY, .n = 2}},
     {0}};
 
 #define ADAMW_DEFAULT .s = {1e-3, 0.9, 0.999, 1e-8, 0.01}
@@ -133,6 +153,8 @@ static const conf_case adamw_cases[] = {
      .args = {ADAM_DEFAULT}},
     {.name = "larger decay, other betas and eps", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DECAY}},
+    {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAMW_DEFAULT, .n = 2}},
     {0}};
 
 #define ENTRY(name, cases) \

@@ -1,0 +1,185 @@
+/* Fused optimizer steps, after PyTorch's foreach/fused optimizers and multi_tensor_apply: the
+ * parameters of one device and dtype are updated CT_MULTI_MAX_TENSORS to a launch by the
+ * multi-tensor kernels of optim.ct, instead of a launch or two per parameter.
+ *
+ * Why buffers as kernel arguments, and not a table of addresses uploaded to the device: an OpenCL
+ * buffer is a handle, not an address (no SVM assumed), so only kernel arguments can name several
+ * of them portably; an upload per launch would also cost a copy. Each tensor's offset and size go
+ * in the parameter block (optim.ct says where), which bounds a launch at 8 tensors of up to 4
+ * roles (32 buffers). A lone tensor of a group keeps the per-parameter kernel (one launch
+ * either way). The arithmetic per element is the per-parameter kernels' (shared macros), so the
+ * results are the same bits. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "backend/backend.h"
+#include "optim/optimizer_internal.h"
+
+#define CT_MULTI_MAX_ROLES (CT_KERNEL_WIDE_BUFFERS / CT_MULTI_MAX_TENSORS)
+
+typedef struct fused_entry {
+    ct_param_state *ps;
+    ct_tensor *work, *grad; /* contiguous forms (ct_optim_prepare) */
+    long first;             /* SGD with momentum: the buffer does not exist yet */
+    bool done;
+} fused_entry;
+
+void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter)
+{
+    if (o) o->per_parameter = per_parameter;
+}
+
+/* Entries that may share a launch: one device, dtype, and the same scalars and flags. */
+static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_entry *b)
+{
+    if (!ct_device_equal(a->work->storage->device, b->work->storage->device) ||
+        a->work->dtype != b->work->dtype)
+        return false;
+    if (o->kind == CT_OPTIM_SGD) return a->first == b->first;
+    return a->ps->step == b->ps->step; /* Adam's bias correction is per step count */
+}
+
+/* One multi-tensor launch: operands[t][r] is role r of tensor t (roles as the kernel reads). */
+static ct_status multi_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
+                              int roles, const double *s, long flags)
+{
+    ct_kparams p = {0};
+    void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
+    long n = 0;
+    for (int t = 0; t < tensors; t++) {
+        n += (long)ct_numel(operands[t][0]);
+        p.size[t] = n;
+        for (int r = 0; r < roles; r++) {
+            int k = t * roles + r;
+            buffers[k] = ct_tensor_handle(operands[t][r]);
+            p.stride[k / 8][k % 8] = operands[t][r]->offset;
+        }
+    }
+    if (n == 0) return CT_OK;
+    p.n = n;
+    p.ndim = tensors;
+    p.l[0] = flags == 0; /* the branch-free common case (see optim.ct) */
+    p.l[1] = flags;
+    for (int k = 0; k < 4; k++) p.s[k] = s[k];
+    return ct_backend_launch(operands[0][0]->storage->device, kernel, buffers, &p, roles);
+}
+
+static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count)
+{
+    static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_sgd_step);
+    static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_DTYPE(multi_sgd_momentum_step);
+    const ct_sgd_options *opt = &o->sgd;
+    ct_dtype dtype = group[0]->work->dtype;
+    long flags = opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0;
+    ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
+    if (opt->momentum == 0.0) {
+        double s[4] = {opt->lr, opt->weight_decay, 0.0, 0.0};
+        for (int t = 0; t < count; t++) {
+            operands[t][0] = group[t]->work;
+            operands[t][1] = group[t]->grad;
+        }
+        return multi_launch(plain[dtype], operands, count, 2, s, flags);
+    }
+    for (int t = 0; t < count; t++) {
+        ct_param_state *ps = group[t]->ps;
+        if (!ps->state[0]) { /* written whole on the first step (buf = g), as in sgd.c */
+            ps->state[0] = ct_empty(ps->param->shape, ps->param->ndim, dtype, ps->param->storage->device);
+            if (!ps->state[0]) return ct_last_error();
+        }
+        operands[t][0] = group[t]->work;
+        operands[t][1] = group[t]->grad;
+        operands[t][2] = ps->state[0];
+    }
+    if (group[0]->first) flags |= CT_OPTIM_FLAG_FIRST_STEP;
+    if (opt->nesterov) flags |= CT_OPTIM_FLAG_NESTEROV;
+    double s[4] = {opt->lr, opt->momentum, 1.0 - opt->dampening, opt->weight_decay};
+    return multi_launch(with_momentum[dtype], operands, count, 3, s, flags);
+}
+
+/* The scalars as adam.c computes them, so that the bits are the same. */
+static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int count)
+{
+    static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_adam_moments);
+    static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_adam_update);
+    const ct_adam_options *opt = &o->adam;
+    ct_dtype dtype = group[0]->work->dtype;
+    ct_tensor *m_operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
+    ct_tensor *u_operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
+    for (int t = 0; t < count; t++) {
+        ct_param_state *ps = group[t]->ps;
+        for (int k = 0; k < 2; k++)
+            if (!ps->state[k]) {
+                ps->state[k] = ct_zeros(ps->param->shape, ps->param->ndim, dtype, ps->param->storage->device);
+                if (!ps->state[k]) return ct_last_error();
+            }
+        ct_tensor *m[4] = {ps->state[0], ps->state[1], group[t]->grad, group[t]->work};
+        ct_tensor *u[3] = {group[t]->work, ps->state[0], ps->state[1]};
+        for (int r = 0; r < 4; r++) m_operands[t][r] = m[r];
+        for (int r = 0; r < 3; r++) u_operands[t][r] = u[r];
+    }
+    bool decoupled = o->kind == CT_OPTIM_ADAMW;
+    double l2 = decoupled ? 0.0 : opt->weight_decay;
+    double s_moments[4] = {opt->beta1, opt->beta2, l2, 0.0};
+    ct_status status = multi_launch(moments[dtype], m_operands, count, 4, s_moments,
+                                    l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
+    if (status != CT_OK) return status;
+    int64_t t = group[0]->ps->step + 1;
+    double bias_correction1 = 1.0 - pow(opt->beta1, (double)t);
+    double bias_correction2 = 1.0 - pow(opt->beta2, (double)t);
+    double decay = decoupled ? 1.0 - opt->lr * opt->weight_decay : 1.0;
+    double s_update[4] = {decay, opt->lr / bias_correction1, sqrt(bias_correction2), opt->eps};
+    return multi_launch(update[dtype], u_operands, count, 3, s_update,
+                        decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
+}
+
+/* Updates each entry not yet done, with the next ones of its group. */
+static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++) {
+        if (entries[i].done) continue;
+        fused_entry *group[CT_MULTI_MAX_TENSORS] = {NULL}; /* entries[i] comes first */
+        int size = 0;
+        for (int64_t j = i; j < count && size < CT_MULTI_MAX_TENSORS; j++)
+            if (!entries[j].done && same_group(o, &entries[i], &entries[j])) group[size++] = &entries[j];
+        ct_status status;
+        fused_entry *e = group[0];
+        if (size == 1) /* one tensor: the per-parameter kernels, one launch either way */
+            status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, e->ps, e->work, e->grad)
+                                             : ct_adam_update(o, e->ps, e->work, e->grad);
+        else
+            status = o->kind == CT_OPTIM_SGD ? sgd_group(o, group, size) : adam_group(o, group, size);
+        if (status != CT_OK) return status;
+        for (int k = 0; k < size; k++) {
+            group[k]->done = true;
+            if (size > 1) group[k]->ps->step++; /* ct_sgd_update / ct_adam_update count their own */
+        }
+    }
+    return CT_OK;
+}
+
+ct_status ct_optimizer_step_fused(ct_optimizer *o)
+{
+    fused_entry *entries = calloc(o->count > 0 ? (size_t)o->count : 1, sizeof *entries);
+    if (!entries) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_optimizer_step: no host memory");
+    int64_t count = 0;
+    ct_status status = CT_OK;
+    /* Every gradient is checked before any parameter changes. */
+    for (int64_t i = 0; status == CT_OK && i < o->count; i++) {
+        fused_entry *e = &entries[count];
+        status = ct_optim_prepare(o, i, &e->work, &e->grad);
+        if (status != CT_OK || !e->grad) continue;
+        e->ps = &o->params[i];
+        e->first = o->kind == CT_OPTIM_SGD && o->sgd.momentum != 0.0 && !e->ps->state[0];
+        count++;
+    }
+    if (status == CT_OK) status = run_groups(o, entries, count);
+    for (int64_t i = 0; i < count; i++) {
+        if (status == CT_OK && entries[i].work != entries[i].ps->param)
+            status = ct_copy_(entries[i].ps->param, entries[i].work);
+        ct_release(entries[i].grad);
+        ct_release(entries[i].work);
+    }
+    free(entries);
+    return status;
+}
