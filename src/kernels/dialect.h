@@ -247,9 +247,11 @@ void ctorch_standin_barrier(void);
 
 /* The buffers of a multi-tensor kernel (CT_KERNEL_WIDE_BUFFERS of them, kernel_params.h), and
  * CT_WIDE_BUFFER_TABLE(t), which declares t, an array of them to index at run time. A device
- * takes them as 32 arguments; in C (the CPU and the CUDA stand-in) the launcher passes the
- * address of its array of buffers as buffer 0, so the kernel keeps the 4-buffer signature that
- * every C launcher calls. */
+ * takes them as 32 arguments. In C the kernel keeps the 4-buffer signature that every C
+ * launcher calls: the CUDA stand-in passes the address of its array of 32 as buffer 0; the CPU's
+ * launcher runs one tensor at a time (cpu_kernels_optim.c) and passes its (at most 4) buffers
+ * themselves, so that the compiler sees them as the loop's invariant pointers (loaded from a
+ * table in the loop, they made it gather and scatter every element). */
 #if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define CT_WIDE_ARGS_8(k)                                                                        \
     CT_GLOBAL void *ct_w##k##0_, CT_GLOBAL void *ct_w##k##1_, CT_GLOBAL void *ct_w##k##2_,       \
@@ -262,9 +264,12 @@ void ctorch_standin_barrier(void);
 #define CT_WIDE_BUFFER_TABLE(t)                                                                  \
     CT_GLOBAL void *t[CT_KERNEL_WIDE_BUFFERS] = {CT_WIDE_NAMES_8(0), CT_WIDE_NAMES_8(1),         \
                                                  CT_WIDE_NAMES_8(2), CT_WIDE_NAMES_8(3)}
-#else
+#elif defined(CT_DIALECT_STANDIN)
 #define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
 #define CT_WIDE_BUFFER_TABLE(t) void *const *t = (void *const *)ct_b0_
+#else
+#define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
+#define CT_WIDE_BUFFER_TABLE(t) void *const t[CT_KERNEL_MAX_BUFFERS] = {ct_b0_, ct_b1_, ct_b2_, ct_b3_}
 #endif
 
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes

@@ -5,10 +5,10 @@
 #define CT_OPTIM_FLAG_NESTEROV 2
 #define CT_OPTIM_FLAG_FIRST_STEP 4
 
-#define CT_OPTIM_KERNELS(X)                                                                      \
+#define CT_OPTIM_KERNELS(X) CT_OPTIM_PER_TENSOR_KERNELS(X) CT_OPTIM_MULTI_KERNELS(X)
+#define CT_OPTIM_PER_TENSOR_KERNELS(X)                                                           \
     CT_LIST_EACH_FLOAT(X, sgd_step) CT_LIST_EACH_FLOAT(X, sgd_momentum_step)                     \
-    CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)                       \
-    CT_OPTIM_MULTI_KERNELS(X)
+    CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)
 /* The multi-tensor kernels: CT_KERNEL_WIDE_BUFFERS buffers each (kernel_params.h, optim.ct). */
 #define CT_OPTIM_MULTI_KERNELS(X)                                                                \
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \

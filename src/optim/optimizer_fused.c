@@ -60,6 +60,7 @@ static ct_status multi_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULT
     p.ndim = tensors;
     p.l[0] = flags == 0; /* the branch-free common case (see optim.ct) */
     p.l[1] = flags;
+    p.l[2] = roles;
     for (int k = 0; k < 4; k++) p.s[k] = s[k];
     return ct_backend_launch(operands[0][0]->storage->device, kernel, buffers, &p, roles);
 }
