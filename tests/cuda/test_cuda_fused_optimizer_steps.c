@@ -8,8 +8,9 @@ static void same_bits_as_steps_per_parameter(void **state)
 {
     (void)state;
     REQUIRE_CUDA_DEVICES(2);
-    fused_check_same_bits(CUDA0);
-    fused_check_same_bits(CUDA1);
+    fused_check_same_bits(CUDA0, CUDA0);
+    fused_check_same_bits(CUDA1, CUDA1);
+    fused_check_same_bits(CUDA0, CUDA1); /* one optimizer, a launch group per device */
 }
 
 static void launches_per_step_are_constant(void **state)

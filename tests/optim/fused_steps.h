@@ -86,14 +86,15 @@ static void fused_expect_same_bits(const ct_tensor *a, const ct_tensor *b, const
     free(x), free(y);
 }
 
-/* Fused and per-parameter steps of every kind from the same start give the same bits. */
-static void fused_check_same_bits(ct_device device)
+/* Fused and per-parameter steps of every kind from the same start give the same bits; the
+ * parameters alternate between devices a and b (one launch group per device and dtype). */
+static void fused_check_same_bits(ct_device a, ct_device b)
 {
     for (int kind = 0; kind < FUSED_KINDS; kind++) {
         ct_tensor *params[2][FUSED_PARAMS];
         ct_optimizer *o[2];
         for (int way = 0; way < 2; way++) {
-            for (int k = 0; k < FUSED_PARAMS; k++) params[way][k] = fused_make_param(k, device, false);
+            for (int k = 0; k < FUSED_PARAMS; k++) params[way][k] = fused_make_param(k, k % 2 ? b : a, false);
             o[way] = fused_make_optimizer(kind, params[way], FUSED_PARAMS);
             assert_non_null(o[way]);
             ct_optimizer_set_per_parameter(o[way], way == 1);

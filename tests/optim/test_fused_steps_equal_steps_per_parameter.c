@@ -6,7 +6,7 @@
 static void same_bits_on_the_cpu(void **state)
 {
     (void)state;
-    fused_check_same_bits(CT_DEVICE_CPU);
+    fused_check_same_bits(CT_DEVICE_CPU, CT_DEVICE_CPU);
 }
 
 static void same_bits_on_opencl(void **state)
@@ -14,7 +14,20 @@ static void same_bits_on_opencl(void **state)
     (void)state;
     int count = ct_device_count(CT_OPENCL);
     if (count == 0) skip();
-    for (int i = 0; i < count; i++) fused_check_same_bits((ct_device){CT_OPENCL, i});
+    for (int i = 0; i < count; i++) {
+        ct_device device = {CT_OPENCL, i};
+        fused_check_same_bits(device, device);
+    }
+}
+
+/* One optimizer over parameters of several devices: a group (and its launches) per device. */
+static void same_bits_over_several_devices(void **state)
+{
+    (void)state;
+    int count = ct_device_count(CT_OPENCL);
+    if (count == 0) skip();
+    fused_check_same_bits(CT_DEVICE_CPU, (ct_device){CT_OPENCL, 0});
+    if (count > 1) fused_check_same_bits((ct_device){CT_OPENCL, 0}, (ct_device){CT_OPENCL, 1});
 }
 
 static void launches_per_step_are_constant_on_the_cpu(void **state)
@@ -35,6 +48,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_bits_on_the_cpu),
         cmocka_unit_test(same_bits_on_opencl),
+        cmocka_unit_test(same_bits_over_several_devices),
         cmocka_unit_test(launches_per_step_are_constant_on_the_cpu),
         cmocka_unit_test(launches_per_step_are_constant_on_opencl),
     };
