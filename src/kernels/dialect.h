@@ -288,6 +288,22 @@ void ctorch_standin_barrier(void);
 #define CT_CONVERT_u8(x) ((uchar)(long)(x))
 #define CT_CONVERT_b8(x) ((uchar)((x) != 0))
 
+/* The double whose bits a long holds (a double passed in a long field of the block). */
+#if defined(__OPENCL_VERSION__)
+#define ct_bits_to_double(x) as_double(x)
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define ct_bits_to_double(x) __longlong_as_double((long long)(x))
+#else
+CT_FN double ct_bits_to_double(long x)
+{
+    union {
+        long l;
+        double d;
+    } u = {.l = x};
+    return u.d;
+}
+#endif
+
 /* A floating value converted to an integer type is undefined in C, OpenCL C and CUDA when it does
  * not fit (NaN, 1e30), and devices disagree (x86 gives INT_MIN, PTX saturates). ctorch defines
  * it, the same on every device: the value truncated toward zero, saturated at the type's limits,

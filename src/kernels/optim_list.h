@@ -4,6 +4,7 @@
 #define CT_OPTIM_FLAG_WEIGHT_DECAY 1
 #define CT_OPTIM_FLAG_NESTEROV 2
 #define CT_OPTIM_FLAG_FIRST_STEP 4
+#define CT_OPTIM_FLAG_DECOUPLED_DECAY 8 /* multi_adam_step: AdamW's decay */
 
 #define CT_OPTIM_KERNELS(X) CT_OPTIM_PER_TENSOR_KERNELS(X) CT_OPTIM_MULTI_KERNELS(X)
 #define CT_OPTIM_PER_TENSOR_KERNELS(X)                                                           \
@@ -12,4 +13,4 @@
 /* The multi-tensor kernels: CT_KERNEL_WIDE_BUFFERS buffers each (kernel_params.h, optim.ct). */
 #define CT_OPTIM_MULTI_KERNELS(X)                                                                \
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \
-    CT_LIST_EACH_FLOAT(X, multi_adam_moments) CT_LIST_EACH_FLOAT(X, multi_adam_update)
+    CT_LIST_EACH_FLOAT(X, multi_adam_step)
