@@ -8,8 +8,8 @@
  * in the parameter block (optim.ct says where), which bounds a launch at 8 tensors of up to 4
  * roles (32 buffers). A lone tensor of a group keeps the per-parameter kernels (SGD: one
  * launch either way; Adam: two where multi_adam_step would take one, left so for now: the
- * conformance tests reach the per-parameter kernels through single parameters). The arithmetic per element is the per-parameter kernels' (shared macros), so the
- * results are the same bits. */
+ * conformance tests reach the per-parameter kernels through single parameters). The arithmetic
+ * per element is the per-parameter kernels' (shared macros), so the results are the same bits. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
