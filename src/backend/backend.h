@@ -26,8 +26,8 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */
 #define CT_LAUNCH_COUNTED_DEVICES 8
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel);
-/* The launches of every kernel that reached device (the sum of the above): what a step costs in
- * launches, as the fused optimizer's tests and `ctorch bench` count them. */
+/* The launches of every kernel that reached device (the sum of the above; BLAS calls are not
+ * kernels: ct_device_kernel_launches counts both). */
 uint64_t ct_backend_launch_total(ct_device device);
 
 #endif
