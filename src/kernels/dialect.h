@@ -264,12 +264,17 @@ void ctorch_standin_barrier(void);
 #define CT_WIDE_BUFFER_TABLE(t)                                                                  \
     CT_GLOBAL void *t[CT_KERNEL_WIDE_BUFFERS] = {CT_WIDE_NAMES_8(0), CT_WIDE_NAMES_8(1),         \
                                                  CT_WIDE_NAMES_8(2), CT_WIDE_NAMES_8(3)}
+#define CT_WIDE_BUFFER_TABLE_ALL(t) CT_WIDE_BUFFER_TABLE(t)
 #elif defined(CT_DIALECT_STANDIN)
 #define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
 #define CT_WIDE_BUFFER_TABLE(t) void *const *t = (void *const *)ct_b0_
+#define CT_WIDE_BUFFER_TABLE_ALL(t) CT_WIDE_BUFFER_TABLE(t)
 #else
 #define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
 #define CT_WIDE_BUFFER_TABLE(t) void *const t[CT_KERNEL_MAX_BUFFERS] = {ct_b0_, ct_b1_, ct_b2_, ct_b3_}
+/* The whole table, for the multi-tensor kernels the CPU runs in one piece (the reductions of
+ * optim.ct): its launcher passes the table's address as buffer 0, as the stand-in does. */
+#define CT_WIDE_BUFFER_TABLE_ALL(t) void *const *t = (void *const *)ct_b0_
 #endif
 
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes

@@ -63,6 +63,7 @@ static inline int ct_kernel_buffer_count(ct_kernel_id id)
 {
     switch (id) {
     CT_OPTIM_MULTI_KERNELS(CT_KERNEL_WIDE_CASE)
+    CT_OPTIM_MULTI_REDUCE_KERNELS(CT_KERNEL_WIDE_CASE)
         return CT_KERNEL_WIDE_BUFFERS;
     default:
         return CT_KERNEL_MAX_BUFFERS;

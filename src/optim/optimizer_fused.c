@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "ops/multi_tensor.h"
 #include "optim/optimizer_internal.h"
-
-#define CT_MULTI_MAX_ROLES (CT_KERNEL_WIDE_BUFFERS / CT_MULTI_MAX_TENSORS)
 
 typedef struct fused_entry {
     ct_param_state *ps;
@@ -40,32 +38,16 @@ static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_
     return a->ps->step == b->ps->step; /* Adam's bias correction is per step count */
 }
 
-/* One multi-tensor launch: operands[t][r] is role r of tensor t (roles as the kernel reads);
- * s: 4 scalars; more: NULL or 3 more, passed as bits in off (multi_adam_step). */
+/* One multi-tensor launch (ct_multi_tensor_launch) with the optimizer's scalars: s, 4 of them;
+ * more: NULL or 3 more, passed as bits in off (multi_adam_step). */
 static ct_status multi_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
                               int roles, const double *s, const double *more, long flags)
 {
     ct_kparams p = {0};
-    void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
-    long n = 0;
-    for (int t = 0; t < tensors; t++) {
-        n += (long)ct_numel(operands[t][0]);
-        p.size[t] = n;
-        for (int r = 0; r < roles; r++) {
-            int k = t * roles + r;
-            buffers[k] = ct_tensor_handle(operands[t][r]);
-            p.stride[k / 8][k % 8] = operands[t][r]->offset;
-        }
-    }
-    if (n == 0) return CT_OK;
-    p.n = n;
-    p.ndim = tensors;
-    p.l[0] = flags == 0; /* the branch-free common case (see optim.ct) */
     p.l[1] = flags;
-    p.l[2] = roles;
     for (int k = 0; k < 4; k++) p.s[k] = s[k];
     if (more) memcpy(p.off, more, 3 * sizeof *more);
-    return ct_backend_launch(operands[0][0]->storage->device, kernel, buffers, &p, roles);
+    return ct_multi_tensor_launch(kernel, operands, tensors, roles, &p);
 }
 
 static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count)

@@ -49,6 +49,9 @@ CT_OPTIM_PER_TENSOR_KERNELS(CT_CPU_LAUNCHER)
         }                                                                                        \
     }
 CT_OPTIM_MULTI_KERNELS(CT_CPU_MULTI_LAUNCHER)
+/* The reductions walk many elements per item and read the whole table (CT_WIDE_BUFFER_TABLE_ALL):
+ * one loop over the items, as on a device. */
+CT_OPTIM_MULTI_REDUCE_KERNELS(CT_CPU_LAUNCHER)
 
 void ct_cpu_register_optim(ct_cpu_kernel_launcher *table)
 {

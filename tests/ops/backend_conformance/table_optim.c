@@ -10,6 +10,8 @@
  * weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
  * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
+#include <math.h>
+
 #include "conformance.h"
 
 #define PER_PARAMETER .n = -1
@@ -176,8 +178,63 @@ static const conf_case adamw_cases[] = {
      .args = {ADAM_DECAY, PER_PARAMETER}},
     {0}};
 
+/* ct_clip_grad_norm_ over three gradients (inputs 0-2, set as the .grad of zero parameters of
+ * their shapes): the clipped gradients, flattened and joined, then the total norm. s: norm_type,
+ * max_norm. Past 256 elements a gradient's sum is taken in several partials; views give strided
+ * gradients (scaled through a contiguous copy). */
+static ct_tensor *run_clip(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *params[3] = {NULL};
+    bool ok = true;
+    for (int k = 0; ok && k < 3; k++) {
+        /* the gradient becomes the .grad itself, which clipping scales: a copy of the input,
+         * strided as it is (the transposed case) */
+        ct_tensor *copy = NULL;
+        if (ct_is_contiguous(in[k])) {
+            copy = ct_clone(in[k]);
+        } else {
+            ct_tensor *back = ct_transpose(in[k], 0, 1), *dense = back ? ct_clone(back) : NULL;
+            copy = dense ? ct_transpose(dense, 0, 1) : NULL;
+            ct_release(back), ct_release(dense);
+        }
+        params[k] = ct_zeros(ct_tensor_shape(in[k]), ct_tensor_ndim(in[k]), ct_tensor_dtype(in[k]), a->device);
+        ok = copy && params[k] && ct_requires_grad_(params[k], true) == CT_OK &&
+             ct_backward_with(params[k], copy, false) == CT_OK;
+        ct_release(copy);
+    }
+    double total = 0.0;
+    ok = ok && ct_clip_grad_norm_(params, 3, a->s[1], a->s[0], &total) == CT_OK;
+    ct_tensor *parts[4] = {NULL};
+    for (int k = 0; ok && k < 3; k++) {
+        ct_tensor *g = ct_grad(params[k]);
+        parts[k] = g ? ct_flatten(g, 0, -1) : NULL;
+        ok = parts[k] != NULL;
+        ct_release(g);
+    }
+    int64_t one = 1;
+    parts[3] = ok ? ct_full(&one, 1, total, ct_tensor_dtype(in[0]), a->device) : NULL;
+    ct_tensor *out = ok && parts[3] ? ct_cat((const ct_tensor *const *)parts, 4, 0) : NULL;
+    for (int k = 0; k < 4; k++) ct_release(parts[k]);
+    for (int k = 0; k < 3; k++) ct_release(params[k]);
+    return out;
+}
+
+#define CLIP_GRADS {SHAPE(5, 4)}, {SHAPE(700)}, {SHAPE(3, 300), .views = {TRANSPOSED(0, 1)}}
+static const conf_case clip_cases[] = {
+    {.name = "2-norm", .in = {CLIP_GRADS}, .args = {.s = {2.0, 1.5}}},
+    {.name = "1-norm", .in = {CLIP_GRADS}, .args = {.s = {1.0, 2.0}}},
+    {.name = "3-norm", .in = {CLIP_GRADS}, .args = {.s = {3.0, 0.5}}},
+    {.name = "infinity norm", .in = {CLIP_GRADS}, .args = {.s = {INFINITY, 0.25}}},
+    {.name = "below max_norm: unchanged", .in = {CLIP_GRADS}, .args = {.s = {2.0, 1e9}}},
+    {.name = "sprinkled edge values",
+     .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}, {SHAPE(300)}, {SHAPE(3)}}, .args = {.s = {2.0, 1.0}}},
+    {0}};
+
 #define ENTRY(name, cases) \
     {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL}
 
-const conf_op conf_optim_ops[] = {ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases)};
+const conf_op conf_optim_ops[] = {
+    ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases),
+    /* partial sums in another order than the CPU's (a device's pow): 64 ulps of the total */
+    {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL}};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);
