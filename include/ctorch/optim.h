@@ -71,6 +71,18 @@ ct_status ct_optimizer_step(ct_optimizer *optimizer);
  * device, and the next backward writes fresh gradients instead of adding to zeros. */
 void ct_optimizer_zero_grad(ct_optimizer *optimizer);
 
+/* ---- loss scaling (the hook of a gradient scaler, torch.amp.GradScaler's step) ----
+ * A step from gradients that hold loss * scale's gradients: each gradient is multiplied by
+ * inv_scale (1 / scale, in the gradient's dtype) inside the fused step's own launches, and the
+ * unscaled gradients stay in .grad (as after GradScaler.unscale_). When some unscaled gradient
+ * holds an inf or a NaN, nothing changes (no parameter, state, gradient or step count) and
+ * *found_inf is true: the scaler skips the step and lowers its scale. The check costs a launch
+ * per 8 gradients of a device and dtype and one read back there (the host's only wait, as
+ * GradScaler.step reads found_inf); the step then costs what ct_optimizer_step does. With
+ * inv_scale 1 and finite gradients, the same bits as ct_optimizer_step. Errors: NULL arguments;
+ * inv_scale not a finite number > 0. */
+ct_status ct_optimizer_step_unscaled(ct_optimizer *optimizer, double inv_scale, bool *found_inf);
+
 /* "SGD", "Adam", "AdamW". */
 const char *ct_optimizer_kind(const ct_optimizer *optimizer);
 int64_t ct_optimizer_param_count(const ct_optimizer *optimizer);

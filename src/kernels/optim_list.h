@@ -5,6 +5,7 @@
 #define CT_OPTIM_FLAG_NESTEROV 2
 #define CT_OPTIM_FLAG_FIRST_STEP 4
 #define CT_OPTIM_FLAG_DECOUPLED_DECAY 8 /* multi_adam_step: AdamW's decay */
+#define CT_OPTIM_FLAG_UNSCALE 16        /* multi-tensor steps: grad *= l[3]'s double first */
 
 #define CT_OPTIM_KERNELS(X)                                                                      \
     CT_OPTIM_PER_TENSOR_KERNELS(X) CT_OPTIM_MULTI_KERNELS(X) CT_OPTIM_MULTI_REDUCE_KERNELS(X)

@@ -160,16 +160,20 @@ static ct_status step_one(ct_optimizer *o, int64_t index)
     return status;
 }
 
+ct_status ct_optimizer_step_all(ct_optimizer *o)
+{
+    if (!o->per_parameter) return ct_optimizer_step_fused(o);
+    ct_status status = CT_OK;
+    for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
+    return status;
+}
+
 ct_status ct_optimizer_step(ct_optimizer *o)
 {
     if (!o) return ct_null_argument("ct_optimizer_step", "optimizer"), ct_last_error();
     ct_api_enter();
     ct_no_grad_push(); /* the update is not part of any graph */
-    ct_status status = CT_OK;
-    if (o->per_parameter)
-        for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
-    else
-        status = ct_optimizer_step_fused(o);
+    ct_status status = ct_optimizer_step_all(o);
     ct_no_grad_pop();
     ct_api_return(NULL);
     return status;

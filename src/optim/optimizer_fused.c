@@ -40,10 +40,14 @@ static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_
 
 /* One multi-tensor launch (ct_multi_tensor_launch) with the optimizer's scalars: s, 4 of them;
  * more: NULL or 3 more, passed as bits in off (multi_adam_step). */
-static ct_status multi_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
-                              int roles, const double *s, const double *more, long flags)
+static ct_status multi_launch(const ct_optimizer *o, ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES],
+                              int tensors, int roles, const double *s, const double *more, long flags)
 {
     ct_kparams p = {0};
+    if (o->unscale != 0.0) { /* a loss scaler's step (optimizer_unscaled.c) */
+        flags |= CT_OPTIM_FLAG_UNSCALE;
+        memcpy(&p.l[3], &o->unscale, sizeof o->unscale);
+    }
     p.l[1] = flags;
     for (int k = 0; k < 4; k++) p.s[k] = s[k];
     if (more) memcpy(p.off, more, 3 * sizeof *more);
@@ -65,7 +69,7 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
             operands[t][0] = group[t]->work;
             operands[t][1] = group[t]->grad;
         }
-        return multi_launch(plain[dtype], operands, count, 2, s, NULL, flags);
+        return multi_launch(o, plain[dtype], operands, count, 2, s, NULL, flags);
     }
     for (int t = 0; t < count; t++) {
         ct_param_state *ps = group[t]->ps;
@@ -80,7 +84,7 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
     if (group[0]->first) flags |= CT_OPTIM_FLAG_FIRST_STEP;
     if (opt->nesterov) flags |= CT_OPTIM_FLAG_NESTEROV;
     double s[4] = {opt->lr, opt->momentum, 1.0 - opt->dampening, opt->weight_decay};
-    return multi_launch(with_momentum[dtype], operands, count, 3, s, NULL, flags);
+    return multi_launch(o, with_momentum[dtype], operands, count, 3, s, NULL, flags);
 }
 
 /* Adam and AdamW in one launch (multi_adam_step), the scalars as adam.c computes them, so that
@@ -111,7 +115,7 @@ static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int coun
     double more[3] = {decay, opt->lr / bias_correction1, sqrt(bias_correction2)};
     long flags = (l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0) |
                  (decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_DECOUPLED_DECAY : 0);
-    return multi_launch(step[dtype], operands, count, 4, s, more, flags);
+    return multi_launch(o, step[dtype], operands, count, 4, s, more, flags);
 }
 
 /* Updates each entry not yet done, with the next ones of its group. */
@@ -152,6 +156,8 @@ ct_status ct_optimizer_step_fused(ct_optimizer *o)
     for (int64_t i = 0; i < count; i++) {
         if (status == CT_OK && entries[i].work != entries[i].ps->param)
             status = ct_copy_(entries[i].ps->param, entries[i].work);
+        ct_tensor *grad = entries[i].ps->param->grad; /* unscaled in a contiguous copy: back */
+        if (status == CT_OK && o->unscale != 0.0 && entries[i].grad != grad) status = ct_copy_(grad, entries[i].grad);
         ct_release(entries[i].grad);
         ct_release(entries[i].work);
     }

@@ -30,6 +30,9 @@ struct ct_optimizer {
      * tensors per launch (optimizer_fused.c). On: a launch or two per parameter, as before (the
      * tests compare the two). */
     bool per_parameter;
+    /* Within ct_optimizer_step_unscaled: the inverse loss scale the fused kernels multiply each
+     * gradient by first (CT_OPTIM_FLAG_UNSCALE); 0 otherwise. */
+    double unscale;
 };
 
 /* The names of a kind's state tensors ("momentum_buffer"; "exp_avg", "exp_avg_sq"). A slot may
@@ -60,6 +63,8 @@ ct_status ct_optim_prepare(ct_optimizer *o, int64_t index, ct_tensor **work, ct_
  * (and step, for Adam's bias correction) go CT_MULTI_MAX_TENSORS to a launch. The same bits as
  * a step per parameter. */
 ct_status ct_optimizer_step_fused(ct_optimizer *o);
+/* The step itself (fused or per parameter), inside ct_api_enter and no-grad mode. */
+ct_status ct_optimizer_step_all(ct_optimizer *o);
 /* For the tests: a step per parameter (true) or fused (false, the default). */
 void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter);
 

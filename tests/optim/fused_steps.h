@@ -87,7 +87,7 @@ static void fused_expect_same_bits(const ct_tensor *a, const ct_tensor *b, const
 
 /* Fused and per-parameter steps of every kind from the same start give the same bits; the
  * parameters alternate between devices a and b (one launch group per device and dtype). */
-static void fused_check_same_bits(ct_device a, ct_device b)
+static inline void fused_check_same_bits(ct_device a, ct_device b)
 {
     for (int kind = 0; kind < FUSED_KINDS; kind++) {
         ct_tensor *params[2][FUSED_PARAMS];
@@ -128,7 +128,7 @@ static void fused_check_same_bits(ct_device a, ct_device b)
 /* The launches of one step (after the first, which makes the state) of models of 1, 2, 8 and 30
  * float32 parameters of several shapes, as ct_device_kernel_launches counts them: a launch (SGD)
  * or two (Adam) per parameter, and fused one per 8 parameters, so a lone Adam parameter is one. */
-static void fused_check_launch_counts(ct_device device)
+static inline void fused_check_launch_counts(ct_device device)
 {
     static const int models[] = {1, 2, 8, 30};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++)
