@@ -67,6 +67,10 @@ void ct_optimizer_free(ct_optimizer *optimizer);
  * step costs ceil(parameters / 8) launches per device (ct_device_kernel_launches), where one per
  * parameter (SGD) or two (Adam) would be; the same bits as a step per parameter. */
 ct_status ct_optimizer_step(ct_optimizer *optimizer);
+/* true (the default): the fused step above; false: the parameters one by one, a launch (SGD) or
+ * two (Adam) each, as PyTorch's foreach=False; the same bits either way (`ctorch bench` sets the
+ * two side by side). Errors: optimizer NULL. */
+ct_status ct_optimizer_set_fused(ct_optimizer *optimizer, bool fused);
 /* Drops every parameter's gradient (PyTorch's default, set_to_none=True): no kernel launch on any
  * device, and the next backward writes fresh gradients instead of adding to zeros. */
 void ct_optimizer_zero_grad(ct_optimizer *optimizer);

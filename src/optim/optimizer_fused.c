@@ -28,6 +28,13 @@ void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter)
     if (o) o->per_parameter = per_parameter;
 }
 
+ct_status ct_optimizer_set_fused(ct_optimizer *o, bool fused)
+{
+    if (!o) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_optimizer_set_fused: argument 'optimizer' is NULL");
+    o->per_parameter = !fused;
+    return CT_OK;
+}
+
 /* Entries that may share a launch: one device, dtype, and the same scalars and flags. */
 static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_entry *b)
 {
