@@ -81,6 +81,8 @@ void ct_bench_training(const char *filter, ct_bench_report report, void *context
 /* The models of `ctorch train` (mlp, cnn; Adam) trained at batch 32 and 512 on --device, in
  * samples per second (bench_train_models.c). */
 void ct_bench_train_models(const char *filter, ct_bench_report report, void *context);
+/* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */
+void ct_bench_optimizer_step(const char *filter, ct_bench_report report, void *context);
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);

@@ -209,8 +209,10 @@ ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
  * gradient is scaled in place by min(1, max_norm / (total_norm + 1e-6)), as PyTorch does (with
  * error_if_nonfinite=False: a NaN total makes the gradients NaN; the total says so). Parameters
  * without a gradient are skipped (none at all: the total is 0). *total_norm (may be NULL) receives
- * the norm before clipping. Gradients may be on any devices: each one's norm is computed on its
- * device in its dtype, the total combined in float64 on the host. max_norm >= 0. */
+ * the norm before clipping. Gradients may be on any devices. Fused: per device and dtype, the
+ * sums of |g|^p of 8 gradients a launch (partial sums of 256 elements each in the gradient's
+ * dtype), one read back (the host's only wait), the total combined in float64 on the host, and
+ * the scaling 8 gradients a launch. max_norm >= 0. */
 ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max_norm, double norm_type,
                              double *total_norm);
 

@@ -62,10 +62,30 @@ ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, con
 /* Releases the parameters and the state. NULL-safe. */
 void ct_optimizer_free(ct_optimizer *optimizer);
 
-/* One update of every parameter that has a gradient. */
+/* One update of every parameter that has a gradient, fused as PyTorch's foreach optimizers: the
+ * parameters of one device and dtype (and, for Adam, step count) are updated 8 to a launch, so a
+ * step costs ceil(parameters / 8) launches per device (ct_device_kernel_launches), where one per
+ * parameter (SGD) or two (Adam) would be; the same bits as a step per parameter. */
 ct_status ct_optimizer_step(ct_optimizer *optimizer);
-/* Drops every parameter's gradient (set_to_none=True). */
+/* true (the default): the fused step above; false: the parameters one by one, a launch (SGD) or
+ * two (Adam) each, as PyTorch's foreach=False; the same bits either way (`ctorch bench` sets the
+ * two side by side). Errors: optimizer NULL. */
+ct_status ct_optimizer_set_fused(ct_optimizer *optimizer, bool fused);
+/* Drops every parameter's gradient (PyTorch's default, set_to_none=True): no kernel launch on any
+ * device, and the next backward writes fresh gradients instead of adding to zeros. */
 void ct_optimizer_zero_grad(ct_optimizer *optimizer);
+
+/* ---- loss scaling (the hook of a gradient scaler, torch.amp.GradScaler's step) ----
+ * A step from gradients that hold loss * scale's gradients: each gradient is multiplied by
+ * inv_scale (1 / scale, in the gradient's dtype) inside the fused step's own launches, and the
+ * unscaled gradients stay in .grad (as after GradScaler.unscale_). When some unscaled gradient
+ * holds an inf or a NaN, nothing changes (no parameter, state, gradient or step count) and
+ * *found_inf is true: the scaler skips the step and lowers its scale. The check costs a launch
+ * per 8 gradients of a device and dtype and one read back there (the host's only wait, as
+ * GradScaler.step reads found_inf); the step then costs what ct_optimizer_step does. With
+ * inv_scale 1 and finite gradients, the same bits as ct_optimizer_step. Errors: NULL arguments;
+ * inv_scale not a finite number > 0. */
+ct_status ct_optimizer_step_unscaled(ct_optimizer *optimizer, double inv_scale, bool *found_inf);
 
 /* "SGD", "Adam", "AdamW". */
 const char *ct_optimizer_kind(const ct_optimizer *optimizer);

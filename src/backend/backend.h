@@ -8,7 +8,8 @@
 #include "kernels/kernel_params.h"
 
 /* Launches kernel over params->n work items on a resolved device, on this thread's current
- * stream there. */
+ * stream there. buffers holds ct_kernel_buffer_count(kernel) handles: 4, or 32 for a
+ * multi-tensor kernel. */
 ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
                             const ct_kparams *params, long work_per_item);
 /* The same for a cooperative kernel: params->n groups of group_size work items (see the
@@ -25,5 +26,8 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */
 #define CT_LAUNCH_COUNTED_DEVICES 8
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel);
+/* The launches of every kernel that reached device (the sum of the above; BLAS calls are not
+ * kernels: ct_device_kernel_launches counts both). */
+uint64_t ct_backend_launch_total(ct_device device);
 
 #endif

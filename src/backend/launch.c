@@ -7,6 +7,14 @@
 /* Launches per device and kernel, for the conformance test's "every kernel ran on every device"
  * check: one relaxed atomic increment per launch (a few ns, no lock). */
 static atomic_ulong launch_counts[CT_DEVICE_TYPE_COUNT][CT_LAUNCH_COUNTED_DEVICES][CT_KERNEL_COUNT];
+/* Kernel launches and BLAS calls per device, for ct_device_kernel_launches. */
+static atomic_uint_fast64_t issued[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+
+static void count_issued(ct_device device)
+{
+    if ((unsigned)device.type < CT_DEVICE_TYPE_COUNT && (unsigned)device.index < CT_MAX_DEVICES_PER_TYPE)
+        atomic_fetch_add_explicit(&issued[device.type][device.index], 1, memory_order_relaxed);
+}
 
 static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
                         const ct_kparams *params, long work, int group_size)
@@ -19,6 +27,7 @@ static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffe
     if (device.index >= 0 && device.index < CT_LAUNCH_COUNTED_DEVICES)
         atomic_fetch_add_explicit(&launch_counts[device.type][device.index][kernel], 1,
                                   memory_order_relaxed);
+    count_issued(device);
     return backend->launch(device.index, ct_current_stream_handle(device), kernel, buffers, params,
                            work, group_size);
 }
@@ -72,7 +81,16 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *g)
                         "%ld, %ld, %ld) exceeds the BLAS libraries' int sizes",
                         ct_device_format(device, name, sizeof name), g->m, g->n, g->k, g->batch, g->lda,
                         g->ldb, g->ldc);
+    count_issued(device);
     return backend->gemm(device.index, ct_current_stream_handle(device), g);
+}
+
+uint64_t ct_backend_launch_total(ct_device device)
+{
+    uint64_t total = 0;
+    for (int kernel = CT_K_NONE + 1; kernel < CT_KERNEL_COUNT; kernel++)
+        total += ct_backend_launch_count(device, (ct_kernel_id)kernel);
+    return total;
 }
 
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
@@ -81,4 +99,15 @@ uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
         device.index >= CT_LAUNCH_COUNTED_DEVICES || kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT)
         return 0;
     return atomic_load_explicit(&launch_counts[device.type][device.index][kernel], memory_order_relaxed);
+}
+
+ct_status ct_device_kernel_launches(ct_device device, uint64_t *launches)
+{
+    if (!launches) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_device_kernel_launches: launches is NULL");
+    ct_status status = ct_device_resolve(device, &device);
+    if (status != CT_OK) return status;
+    *launches = (unsigned)device.index < CT_MAX_DEVICES_PER_TYPE
+                    ? atomic_load_explicit(&issued[device.type][device.index], memory_order_relaxed)
+                    : 0;
+    return CT_OK;
 }

@@ -357,6 +357,38 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
 #define CT_LOAD(S, x) CT_LOAD_##S(x)
 #define CT_STORE(S, x) CT_STORE_##S(x)
 
+/* The buffers of a multi-tensor kernel (CT_KERNEL_WIDE_BUFFERS of them, kernel_params.h), and
+ * CT_WIDE_BUFFER_TABLE(t), which declares t, an array of them to index at run time. A device
+ * takes them as 32 arguments. In C the kernel keeps the 4-buffer signature that every C
+ * launcher calls: the CUDA stand-in passes the address of its array of 32 as buffer 0; the CPU's
+ * launcher runs one tensor at a time (cpu_kernels_optim.c) and passes its (at most 4) buffers
+ * themselves, so that the compiler sees them as the loop's invariant pointers (loaded from a
+ * table in the loop, they made it gather and scatter every element). */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CT_WIDE_ARGS_8(k)                                                                        \
+    CT_GLOBAL void *ct_w##k##0_, CT_GLOBAL void *ct_w##k##1_, CT_GLOBAL void *ct_w##k##2_,       \
+        CT_GLOBAL void *ct_w##k##3_, CT_GLOBAL void *ct_w##k##4_, CT_GLOBAL void *ct_w##k##5_,   \
+        CT_GLOBAL void *ct_w##k##6_, CT_GLOBAL void *ct_w##k##7_
+#define CT_WIDE_NAMES_8(k)                                                                       \
+    ct_w##k##0_, ct_w##k##1_, ct_w##k##2_, ct_w##k##3_, ct_w##k##4_, ct_w##k##5_, ct_w##k##6_,   \
+        ct_w##k##7_
+#define CT_WIDE_KERNEL_BUFFERS CT_WIDE_ARGS_8(0), CT_WIDE_ARGS_8(1), CT_WIDE_ARGS_8(2), CT_WIDE_ARGS_8(3)
+#define CT_WIDE_BUFFER_TABLE(t)                                                                  \
+    CT_GLOBAL void *t[CT_KERNEL_WIDE_BUFFERS] = {CT_WIDE_NAMES_8(0), CT_WIDE_NAMES_8(1),         \
+                                                 CT_WIDE_NAMES_8(2), CT_WIDE_NAMES_8(3)}
+#define CT_WIDE_BUFFER_TABLE_ALL(t) CT_WIDE_BUFFER_TABLE(t)
+#elif defined(CT_DIALECT_STANDIN)
+#define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
+#define CT_WIDE_BUFFER_TABLE(t) void *const *t = (void *const *)ct_b0_
+#define CT_WIDE_BUFFER_TABLE_ALL(t) CT_WIDE_BUFFER_TABLE(t)
+#else
+#define CT_WIDE_KERNEL_BUFFERS CT_KERNEL_BUFFERS
+#define CT_WIDE_BUFFER_TABLE(t) void *const t[CT_KERNEL_MAX_BUFFERS] = {ct_b0_, ct_b1_, ct_b2_, ct_b3_}
+/* The whole table, for the multi-tensor kernels the CPU runs in one piece (the reductions of
+ * optim.ct): its launcher passes the table's address as buffer 0, as the stand-in does. */
+#define CT_WIDE_BUFFER_TABLE_ALL(t) void *const *t = (void *const *)ct_b0_
+#endif
+
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
  * through long: a negative float converted straight to an unsigned type is undefined, and
  * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */
@@ -377,6 +409,22 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
 /* through float, as c10::Half(double) and PyTorch's casts do */
 #define CT_CONVERT_f16(x) ct_float_to_f16_value((float)(x))
 #define CT_CONVERT_bf16(x) ct_float_to_bf16_value((float)(x))
+
+/* The double whose bits a long holds (a double passed in a long field of the block). */
+#if defined(__OPENCL_VERSION__)
+#define ct_bits_to_double(x) as_double(x)
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define ct_bits_to_double(x) __longlong_as_double((long long)(x))
+#else
+CT_FN double ct_bits_to_double(long x)
+{
+    union {
+        long l;
+        double d;
+    } u = {.l = x};
+    return u.d;
+}
+#endif
 
 /* A floating value converted to an integer type is undefined in C, OpenCL C and CUDA when it does
  * not fit (NaN, 1e30), and devices disagree (x86 gives INT_MIN, PTX saturates). ctorch defines

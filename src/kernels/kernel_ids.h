@@ -5,6 +5,7 @@
 #define CT_KERNEL_IDS_H
 
 #include "ctorch/core.h"
+#include "kernels/kernel_params.h"
 
 /* X(base##_f32) ... for each dtype suffix. */
 #define CT_LIST_EACH_DTYPE(X, base) X(base##_f32) X(base##_f64) X(base##_i32) X(base##_i64) \
@@ -67,6 +68,22 @@ typedef enum ct_kernel_id {
 #define CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(base)                                                  \
     {[CT_F32] = CT_K_##base##_f32, [CT_F64] = CT_K_##base##_f64, [CT_F16] = CT_K_##base##_f16,   \
      [CT_BF16] = CT_K_##base##_bf16}
+
+/* How many buffers a launch of the kernel passes: CT_KERNEL_WIDE_BUFFERS for the multi-tensor
+ * kernels, CT_KERNEL_MAX_BUFFERS for every other (kernel_params.h). Inline: the CUDA stand-in
+ * asks it too. */
+#define CT_KERNEL_WIDE_CASE(name) case CT_K_##name:
+static inline int ct_kernel_buffer_count(ct_kernel_id id)
+{
+    switch (id) {
+    CT_OPTIM_MULTI_KERNELS(CT_KERNEL_WIDE_CASE)
+    CT_OPTIM_MULTI_REDUCE_KERNELS(CT_KERNEL_WIDE_CASE)
+        return CT_KERNEL_WIDE_BUFFERS;
+    default:
+        return CT_KERNEL_MAX_BUFFERS;
+    }
+}
+#undef CT_KERNEL_WIDE_CASE
 
 /* "fill_f32": the name the kernel has in its source. */
 const char *ct_kernel_name(ct_kernel_id id);

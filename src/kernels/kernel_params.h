@@ -5,6 +5,14 @@
 
 #define CT_KERNEL_MAX_DIMS 8
 #define CT_KERNEL_MAX_BUFFERS 4
+/* Multi-tensor kernels (the fused optimizers, PyTorch's multi_tensor_apply) take this many buffers
+ * instead: up to CT_MULTI_MAX_TENSORS tensors of up to 4 roles each (param, grad, state...).
+ * OpenCL buffers are handles, not addresses, so a device-side table of pointers is not portable
+ * across ctorch's backends; the buffers go as kernel arguments, as PyTorch's chunks do, and the
+ * per-tensor sizes and offsets in the parameter block (see optim.ct). 32 handles + the block stay
+ * under OpenCL's guaranteed 1024 bytes of kernel arguments. */
+#define CT_KERNEL_WIDE_BUFFERS 32
+#define CT_MULTI_MAX_TENSORS 8
 /* Elements per item of a device's CT_FLAT_VECTOR launches (CT_VECTOR_WIDTH of the OpenCL and
  * CUDA builds of the kernels, dialect.h), as the backends report it (ct_work_shape). */
 #define CT_DEVICE_VECTOR_WIDTH 4

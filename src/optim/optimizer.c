@@ -112,14 +112,12 @@ ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int c
     return ct_backend_launch(operands[0]->storage->device, kernel, buffers, &p, count);
 }
 
-/* Brings grad to the form the kernels take (contiguous, on param's device, param's dtype and
- * shape) and runs the algorithm on a contiguous param (a copy written back when param is a
- * strided view). */
-static ct_status step_one(ct_optimizer *o, int64_t index)
+ct_status ct_optim_prepare(ct_optimizer *o, int64_t index, ct_tensor **work, ct_tensor **grad_out)
 {
     const char *function = "ct_optimizer_step";
     ct_param_state *ps = &o->params[index];
     ct_tensor *param = ps->param, *grad = param->grad;
+    *work = *grad_out = NULL;
     if (!grad) return CT_OK; /* not part of this backward: PyTorch skips it too */
     char a[CT_DEVICE_STRING_MAX], b[CT_DEVICE_STRING_MAX], s1[256], s2[256];
     if (!ct_device_equal(grad->storage->device, param->storage->device))
@@ -136,13 +134,37 @@ static ct_status step_one(ct_optimizer *o, int64_t index)
     ct_status status = ct_optim_state_follow_param(ps);
     if (status != CT_OK) return status;
     ct_tensor *g = ct_contiguous(grad);
-    ct_tensor *work = ct_contiguous(param); /* param itself when contiguous */
-    if (!g || !work) status = ct_last_error();
-    if (status == CT_OK)
-        status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, ps, work, g) : ct_adam_update(o, ps, work, g);
-    if (status == CT_OK && work != param) status = ct_copy_(param, work);
+    ct_tensor *w = ct_contiguous(param); /* param itself when contiguous */
+    if (!g || !w) {
+        status = ct_last_error();
+        ct_release(g);
+        ct_release(w);
+        return status;
+    }
+    *work = w;
+    *grad_out = g;
+    return CT_OK;
+}
+
+/* Runs the algorithm on a contiguous param (a copy written back when param is a strided view). */
+static ct_status step_one(ct_optimizer *o, int64_t index)
+{
+    ct_param_state *ps = &o->params[index];
+    ct_tensor *work, *g;
+    ct_status status = ct_optim_prepare(o, index, &work, &g);
+    if (status != CT_OK || !g) return status;
+    status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, ps, work, g) : ct_adam_update(o, ps, work, g);
+    if (status == CT_OK && work != ps->param) status = ct_copy_(ps->param, work);
     ct_release(g);
     ct_release(work);
+    return status;
+}
+
+ct_status ct_optimizer_step_all(ct_optimizer *o)
+{
+    if (!o->per_parameter) return ct_optimizer_step_fused(o);
+    ct_status status = CT_OK;
+    for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
     return status;
 }
 
@@ -151,8 +173,7 @@ ct_status ct_optimizer_step(ct_optimizer *o)
     if (!o) return ct_null_argument("ct_optimizer_step", "optimizer"), ct_last_error();
     ct_api_enter();
     ct_no_grad_push(); /* the update is not part of any graph */
-    ct_status status = CT_OK;
-    for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
+    ct_status status = ct_optimizer_step_all(o);
     ct_no_grad_pop();
     ct_api_return(NULL);
     return status;

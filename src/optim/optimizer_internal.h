@@ -26,6 +26,13 @@ struct ct_optimizer {
     ct_adam_options adam;
     int64_t count;
     ct_param_state *params;
+    /* Off by default: a step updates the parameters of each device and dtype together, a few
+     * tensors per launch (optimizer_fused.c). On: a launch or two per parameter, as before (the
+     * tests compare the two). */
+    bool per_parameter;
+    /* Within ct_optimizer_step_unscaled: the inverse loss scale the fused kernels multiply each
+     * gradient by first (CT_OPTIM_FLAG_UNSCALE); 0 otherwise. */
+    double unscale;
 };
 
 /* The names of a kind's state tensors ("momentum_buffer"; "exp_avg", "exp_avg_sq"). A slot may
@@ -46,6 +53,20 @@ ct_status ct_optim_state_follow_param(ct_param_state *ps);
  * element count and the device); flags as optim.ct reads them; s holds 4 scalars. */
 ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int count,
                           const double *s, long flags);
+
+/* Checks parameter index's gradient and brings it and the parameter to the form the kernels
+ * take: *grad contiguous on the parameter's device, *work the parameter or, where it is strided,
+ * a contiguous copy to write back after the update. Both new references; *grad NULL (and CT_OK)
+ * when the parameter has no gradient. */
+ct_status ct_optim_prepare(ct_optimizer *o, int64_t index, ct_tensor **work, ct_tensor **grad);
+/* Every parameter with a gradient updated in a few launches: the parameters of one device, dtype
+ * (and step, for Adam's bias correction) go CT_MULTI_MAX_TENSORS to a launch. The same bits as
+ * a step per parameter. */
+ct_status ct_optimizer_step_fused(ct_optimizer *o);
+/* The step itself (fused or per parameter), inside ct_api_enter and no-grad mode. */
+ct_status ct_optimizer_step_all(ct_optimizer *o);
+/* For the tests: a step per parameter (true) or fused (false, the default). */
+void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter);
 
 /* One parameter's update (param and grad contiguous, state on the param's device). */
 ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad);

@@ -71,6 +71,10 @@ static void core_device_and_memory(void **state)
     expect_status(ct_best_device(NULL));
     expect_status(ct_memory_stats_get(CT_DEVICE_CPU, NULL));
     expect_status(ct_transfer_stats_get(CT_DEVICE_CPU, NULL));
+    expect_status(ct_device_kernel_launches(CT_DEVICE_CPU, NULL));
+    bool found_inf;
+    expect_status(ct_optimizer_step_unscaled(NULL, 1.0, &found_inf));
+    expect_status(ct_optimizer_set_fused(NULL, true));
     int count;
     expect_status(ct_devices_by_free_memory(CT_CPU, NULL, 4, &count));
     expect_status(ct_devices_by_free_memory(CT_CPU, &device, 1, NULL));

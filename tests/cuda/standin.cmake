@@ -197,3 +197,5 @@ set_tests_properties(cuda/test_cuda_tf32_only_when_allowed_environment PROPERTIE
   "${CTORCH_TEST_ENVIRONMENT};${CTORCH_CUDA_STANDIN_ENVIRONMENT};CTORCH_CUDA_STANDIN_DEVICES=1;CTORCH_ALLOW_TF32=1")
 # The promised same bits (random numbers for a seed, float-to-integer conversions) on both devices.
 set_property(TEST cuda/test_cuda_same_bits_as_the_cpu APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")
+# Fused optimizer steps against steps per parameter on both devices.
+set_property(TEST cuda/test_cuda_fused_optimizer_steps APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")

@@ -194,7 +194,10 @@ typedef struct op {
             const char *name;
             ctorch_standin_runner run; /* NULL: body is the kernel (the tests' hook) */
             standin_body body;
+            /* A multi-tensor kernel's (ct_kernel_buffer_count) are in wide, and buffers[0] is
+             * then wide's address: the C build of such a kernel reads its table there. */
             void *buffers[CT_KERNEL_MAX_BUFFERS];
+            void *wide[CT_KERNEL_WIDE_BUFFERS];
             ct_kparams params;
             long blocks, block_size, repeats;
         } kernel;

@@ -203,7 +203,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     op *o = standin_op_new(OP_KERNEL);
     o->u.kernel.name = kernels[f->kernel].name;
     o->u.kernel.run = kernels[f->kernel].run;
-    for (int k = 0; k < CT_KERNEL_MAX_BUFFERS; k++) {
+    int buffer_count = ct_kernel_buffer_count((ct_kernel_id)f->kernel);
+    bool wide = buffer_count != CT_KERNEL_MAX_BUFFERS;
+    for (int k = 0; k < buffer_count; k++) {
         if (!kernelParams[k]) {
             standin_op_free(o);
             return standin_leave(CUDA_ERROR_INVALID_VALUE);
@@ -222,13 +224,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
             standin_op_free(o);
             return standin_leave(CUDA_ERROR_INVALID_VALUE);
         }
-        o->u.kernel.buffers[k] = standin_host_of(a, (uintptr_t)pointer);
+        *(wide ? &o->u.kernel.wide[k] : &o->u.kernel.buffers[k]) = standin_host_of(a, (uintptr_t)pointer);
     }
-    if (!kernelParams[CT_KERNEL_MAX_BUFFERS]) {
+    if (wide) o->u.kernel.buffers[0] = o->u.kernel.wide;
+    if (!kernelParams[buffer_count]) {
         standin_op_free(o);
         return standin_leave(CUDA_ERROR_INVALID_VALUE);
     }
-    memcpy(&o->u.kernel.params, kernelParams[CT_KERNEL_MAX_BUFFERS], sizeof o->u.kernel.params);
+    memcpy(&o->u.kernel.params, kernelParams[buffer_count], sizeof o->u.kernel.params);
     o->u.kernel.blocks = gridDimX;
     o->u.kernel.block_size = blockDimX;
     o->u.kernel.repeats = (long)gridDimY * gridDimZ * blockDimY * blockDimZ;

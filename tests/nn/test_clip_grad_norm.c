@@ -139,6 +139,73 @@ static void bad_arguments_are_refused(void **state)
     ct_release(p);
 }
 
+/* 30 gradients of 1 to 700 elements (partial sums over several items) on a and b alternately:
+ * the total against float64, the gradients clipped, and the cost per device: a launch per 8
+ * gradients for the norm and as many for the scaling, and one wait of the host (on an accelerator,
+ * where ct_transfer_stats counts them), where a reduction and a read per gradient cost 30. */
+static void check_many(ct_device a, ct_device b, double norm_type)
+{
+    enum { N = 30 };
+    ct_tensor *params[N];
+    double *values[N], sum = 0.0, largest = 0.0;
+    int sizes[N];
+    for (int k = 0; k < N; k++) {
+        sizes[k] = 1 + (k * 97) % 700;
+        values[k] = malloc(sizeof(double) * (size_t)sizes[k]);
+        for (int i = 0; i < sizes[k]; i++) {
+            values[k][i] = (double)(float)sin(0.1 * i + k);
+            sum += pow(fabs(values[k][i]), norm_type == 2.0 ? 2.0 : 1.0);
+            largest = fmax(largest, fabs(values[k][i]));
+        }
+        params[k] = param_with_grad(values[k], sizes[k], CT_F32, k % 2 ? b : a);
+    }
+    double want = isinf(norm_type) ? largest : norm_type == 2.0 ? sqrt(sum) : sum;
+    uint64_t launches[2][2];
+    ct_transfer_stats syncs[2][2];
+    ct_device devices[2] = {a, b};
+    for (int d = 0; d < 2; d++) {
+        assert_int_equal(ct_device_kernel_launches(devices[d], &launches[d][0]), CT_OK);
+        assert_int_equal(ct_transfer_stats_get(devices[d], &syncs[d][0]), CT_OK);
+    }
+    double total = 0.0;
+    assert_int_equal(ct_clip_grad_norm_(params, N, want / 4, norm_type, &total), CT_OK);
+    for (int d = 0; d < 2; d++) {
+        assert_int_equal(ct_device_kernel_launches(devices[d], &launches[d][1]), CT_OK);
+        assert_int_equal(ct_transfer_stats_get(devices[d], &syncs[d][1]), CT_OK);
+        bool one = ct_device_equal(a, b);
+        uint64_t per_device = one ? 2 * ((N + 7) / 8) : 2 * ((N / 2 + 7) / 8);
+        if (launches[d][1] - launches[d][0] != per_device)
+            fail_msg("norm %g: %llu launches on device %d, expected %llu", norm_type,
+                     (unsigned long long)(launches[d][1] - launches[d][0]), d, (unsigned long long)per_device);
+        if (devices[d].type != CT_CPU && !(one && d == 1))
+            assert_int_equal(syncs[d][1].host_syncs - syncs[d][0].host_syncs, 1);
+    }
+    if (!(fabs(total - want) <= 1e-5 * want)) fail_msg("norm %g: total %.17g, want %.17g", norm_type, total, want);
+    double coef = (want / 4) / (total + 1e-6), got[700], expect[700];
+    for (int k = 0; k < N; k++) {
+        values_of(ct_grad(params[k]), got, sizes[k]);
+        for (int i = 0; i < sizes[k]; i++) expect[i] = (double)((float)values[k][i] * (float)coef);
+        assert_close_array(got, expect, sizes[k], 0.0, 0.0, "clipped");
+        ct_release(params[k]);
+        free(values[k]);
+    }
+}
+
+static void many_gradients_cost_a_launch_per_8_and_one_wait_per_device(void **state)
+{
+    (void)state;
+    const double norms[] = {2.0, 1.0, INFINITY};
+    int count = ct_device_count(CT_OPENCL);
+    for (size_t k = 0; k < sizeof norms / sizeof *norms; k++) {
+        check_many(CT_DEVICE_CPU, CT_DEVICE_CPU, norms[k]);
+        if (count == 0) continue;
+        ct_device opencl = {CT_OPENCL, 0};
+        check_many(opencl, opencl, norms[k]);
+        check_many(CT_DEVICE_CPU, opencl, norms[k]);
+        if (count > 1) check_many(opencl, (ct_device){CT_OPENCL, 1}, norms[k]);
+    }
+}
+
 /* Every test in a scope: what the checks' calls return is released with it. */
 static int push(void **state)
 {
@@ -161,6 +228,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_gradients_give_a_zero_total, push, pop),
         cmocka_unit_test_setup_teardown(a_nan_gradient_gives_a_nan_total, push, pop),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, push, pop),
+        cmocka_unit_test_setup_teardown(many_gradients_cost_a_launch_per_8_and_one_wait_per_device, push, pop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,12 +5,7 @@
 #include "backend/cpu/cpu_launcher.h"
 #include "core/core_internal.h"
 
-/* Below this many touched elements a launch stays on the calling thread: waking the OpenMP team
- * costs more than the work. With OMP_WAIT_POLICY=passive (sleeping workers) on 2 busy cores a
- * wake-up took ~25 us, while a 16K-element add takes 2 us on one thread: an SGD step over a
- * 256 x 64 weight (32K touched) cost more than the rest of a small MLP's training step. Past
- * 128K touched (a 44K-element add, ~5 us on one thread) the second core pays off when it is free. */
-#define CT_CPU_PARALLEL_MIN_WORK 131072
+/* CT_CPU_PARALLEL_MIN_WORK: see cpu_launcher.h. */
 
 static ct_cpu_kernel_launcher launchers[CT_KERNEL_COUNT];
 static pthread_once_t launchers_once = PTHREAD_ONCE_INIT;
@@ -47,6 +42,9 @@ ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers
         return ct_error(CT_ERR_INTERNAL, "cpu: no kernel with id %d", kernel);
     if (params->n <= 0) return CT_OK;
     long work = params->n * (work_per_item > 0 ? work_per_item : 1);
-    launchers[kernel](buffers, params, work >= CT_CPU_PARALLEL_MIN_WORK);
+    /* A multi-tensor kernel's launcher finds its table of buffers in buffer 0 (cpu_kernels_optim.c). */
+    void *wide[CT_KERNEL_MAX_BUFFERS] = {(void *)buffers};
+    bool is_wide = ct_kernel_buffer_count((ct_kernel_id)kernel) != CT_KERNEL_MAX_BUFFERS;
+    launchers[kernel](is_wide ? wide : buffers, params, work >= CT_CPU_PARALLEL_MIN_WORK);
     return CT_OK;
 }

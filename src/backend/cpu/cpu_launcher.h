@@ -9,6 +9,13 @@
 #include "kernels/dialect.h"
 #include "kernels/kernel_ids.h"
 
+/* Below this many touched elements a launch stays on the calling thread: waking the OpenMP team
+ * costs more than the work. With OMP_WAIT_POLICY=passive (sleeping workers) on 2 busy cores a
+ * wake-up took ~25 us, while a 16K-element add takes 2 us on one thread: an SGD step over a
+ * 256 x 64 weight (32K touched) cost more than the rest of a small MLP's training step. Past
+ * 128K touched (a 44K-element add, ~5 us on one thread) the second core pays off when it is free. */
+#define CT_CPU_PARALLEL_MIN_WORK 131072
+
 typedef void (*ct_cpu_kernel_launcher)(void *const *buffers, const ct_kparams *params, bool parallel);
 
 /* Kernels with a contiguous fast path flag it with l[0] = 1 (CT_FLAT_ONE, the only flat launch a

@@ -1,6 +1,6 @@
 /* Launching a kernel: a 1-D grid of blocks over params->n work items (every kernel returns for
- * i >= p.n) or, for a cooperative kernel, one block per group; the four buffers as CUdeviceptr
- * values and the parameter block by value, on a stream. The launch is queued, not waited for;
+ * i >= p.n) or, for a cooperative kernel, one block per group; the buffers (ct_kernel_buffer_count) as
+ * CUdeviceptr values and the parameter block by value, on a stream. The launch is queued, not waited for;
  * work queued after it on the same stream waits for it. */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,12 +48,16 @@ ct_status ct_cuda_launch(int index, void *stream, int kernel, void *const buffer
     if (status == CT_OK) status = ct_cuda_function(index, kernel, &function);
     if (status != CT_OK) return status;
 
-    CUdeviceptr pointers[CT_KERNEL_MAX_BUFFERS];
-    for (int i = 0; i < CT_KERNEL_MAX_BUFFERS; i++)
+    /* 4 buffers, or a multi-tensor kernel's 32 (ct_kernel_buffer_count), then the block. */
+    int count = ct_kernel_buffer_count((ct_kernel_id)kernel);
+    CUdeviceptr pointers[CT_KERNEL_WIDE_BUFFERS];
+    void *arguments[CT_KERNEL_WIDE_BUFFERS + 1];
+    for (int i = 0; i < count; i++) {
         pointers[i] = ct_cuda_pointer(buffers[i]); /* 0 for an operand the kernel does not use */
+        arguments[i] = &pointers[i];
+    }
     ct_kparams by_value = *params;
-    void *arguments[CT_KERNEL_MAX_BUFFERS + 1] = {&pointers[0], &pointers[1], &pointers[2],
-                                                  &pointers[3], &by_value};
+    arguments[count] = &by_value;
     CUresult result = ct_cu->cuLaunchKernel(function, (unsigned)blocks, 1, 1, (unsigned)block, 1, 1,
                                             0, ct_cuda_stream(stream), arguments, NULL);
     if (result != CUDA_SUCCESS) {

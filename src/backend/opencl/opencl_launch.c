@@ -1,4 +1,4 @@
-/* Launching a kernel on a device's default queue: four buffers and the parameter block by
+/* Launching a kernel on a device's default queue: the buffers (ct_kernel_buffer_count) and the parameter block by
  * value, one work item per index (1-D), or for a cooperative kernel params->n work-groups of
  * group_size items, on a stream's queue. The launch is queued, not waited for; a read back on
  * the same in-order queue waits for it. */
@@ -52,12 +52,13 @@ ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buff
     ct_status result = ct_opencl_kernel_locked(index, kernel, &k);
     cl_int status = CL_SUCCESS;
     const char *what = "clSetKernelArg";
-    for (cl_uint arg = 0; result == CT_OK && status == CL_SUCCESS && arg < CT_KERNEL_MAX_BUFFERS; arg++) {
+    cl_uint count = (cl_uint)ct_kernel_buffer_count((ct_kernel_id)kernel); /* 4, or 32 (multi-tensor) */
+    for (cl_uint arg = 0; result == CT_OK && status == CL_SUCCESS && arg < count; arg++) {
         cl_mem buffer = (cl_mem)buffers[arg]; /* NULL for an operand the kernel does not use */
         status = clSetKernelArg(k, arg, sizeof buffer, &buffer);
     }
     if (result == CT_OK && status == CL_SUCCESS)
-        status = clSetKernelArg(k, CT_KERNEL_MAX_BUFFERS, sizeof *params, params);
+        status = clSetKernelArg(k, count, sizeof *params, params);
     if (result == CT_OK && status == CL_SUCCESS) {
         what = "clEnqueueNDRangeKernel";
         status = clEnqueueNDRangeKernel(ct_opencl_queue(index, stream), k, 1, NULL, &global,

@@ -4,18 +4,27 @@
  * buffer; exp_avg and exp_avg_sq), flattened. The parameter is a copy of input 0, permuted by
  * args.dims when given (a strided parameter, updated through a contiguous copy); the gradients
  * are inputs 1 and 2, in the parameter's shape, set as its .grad by backpropagating them from it.
- * Options in args.s: SGD lr, momentum, dampening, weight decay (flag: Nesterov); Adam lr, beta1,
+ * args.n = 2: two parameters (see run_steps); PER_PARAMETER: one, through the per-parameter
+ * kernels (a fused step runs even one parameter through its multi-tensor kernel; see
+ * conf_optimizer_set_per_parameter). Options in args.s: SGD lr, momentum, dampening,
+ * weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
  * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
+#include <math.h>
+
 #include "conformance.h"
 
-typedef ct_optimizer *(*make_optimizer)(ct_tensor *param, const conf_args *a);
+#define PER_PARAMETER .n = -1
 
-static ct_optimizer *make_sgd(ct_tensor *param, const conf_args *a)
+void (*conf_optimizer_set_per_parameter)(ct_optimizer *optimizer, bool per_parameter);
+
+typedef ct_optimizer *(*make_optimizer)(ct_tensor *const *params, int count, const conf_args *a);
+
+static ct_optimizer *make_sgd(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_sgd_options o = {.lr = a->s[0], .momentum = a->s[1], .dampening = a->s[2],
                         .weight_decay = a->s[3], .nesterov = a->flag};
-    return ct_optim_sgd_params(&param, 1, &o);
+    return ct_optim_sgd_params(params, count, &o);
 }
 
 static ct_adam_options adam_options(const conf_args *a)
@@ -24,40 +33,50 @@ static ct_adam_options adam_options(const conf_args *a)
                              .weight_decay = a->s[4]};
 }
 
-static ct_optimizer *make_adam(ct_tensor *param, const conf_args *a)
+static ct_optimizer *make_adam(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_adam_options o = adam_options(a);
-    return ct_optim_adam_params(&param, 1, &o);
+    return ct_optim_adam_params(params, count, &o);
 }
 
-static ct_optimizer *make_adamw(ct_tensor *param, const conf_args *a)
+static ct_optimizer *make_adamw(ct_tensor *const *params, int count, const conf_args *a)
 {
     ct_adam_options o = adam_options(a);
-    return ct_optim_adamw_params(&param, 1, &o);
+    return ct_optim_adamw_params(params, count, &o);
 }
 
-/* Two steps, then the parameter and its state, flattened and joined. */
+/* Two steps, then the parameter and its state, flattened and joined. With a->n == 2, two
+ * parameters (input 0 and its negation, the same gradients), which the optimizer updates in one
+ * launch of its multi-tensor kernels: both, with their state, one after the other. */
 static ct_tensor *run_steps(ct_tensor *const *in, const conf_args *a, make_optimizer make,
                             const char *const *state, int state_count)
 {
-    ct_tensor *param = ct_clone(in[0]);
-    if (param && a->ndims > 0) param = ct_permute(param, a->dims, a->ndims);
-    ct_optimizer *optimizer = param ? make(param, a) : NULL;
+    int count = a->n == 2 ? 2 : 1;
+    ct_tensor *params[2] = {ct_clone(in[0]), count == 2 ? ct_neg(in[0]) : NULL};
+    for (int p = 0; p < count; p++)
+        if (params[p] && a->ndims > 0) params[p] = ct_permute(params[p], a->dims, a->ndims);
+    ct_optimizer *optimizer = params[0] && params[count - 1] ? make(params, count, a) : NULL;
     if (!optimizer) return NULL;
+    if (conf_optimizer_set_per_parameter) conf_optimizer_set_per_parameter(optimizer, a->n == -1);
     bool ok = true;
     for (int step = 0; ok && step < 2; step++) {
-        ok = ct_backward_with(param, in[1 + step], false) == CT_OK &&
-             ct_optimizer_step(optimizer) == CT_OK;
+        for (int p = 0; ok && p < count; p++) ok = ct_backward_with(params[p], in[1 + step], false) == CT_OK;
+        ok = ok && ct_optimizer_step(optimizer) == CT_OK;
         ct_optimizer_zero_grad(optimizer);
     }
-    ct_tensor *parts[3] = {ok ? ct_flatten(param, 0, -1) : NULL};
-    for (int k = 0; ok && k < state_count; k++) {
-        ct_tensor *s = ct_optimizer_state(optimizer, 0, state[k]);
-        parts[1 + k] = s ? ct_flatten(s, 0, -1) : NULL;
-        ok = parts[1 + k] != NULL;
+    ct_tensor *parts[6] = {NULL};
+    int n = 0;
+    for (int p = 0; ok && p < count; p++) {
+        parts[n] = ct_flatten(params[p], 0, -1);
+        ok = parts[n++] != NULL;
+        for (int k = 0; ok && k < state_count; k++) {
+            ct_tensor *s = ct_optimizer_state(optimizer, p, state[k]);
+            parts[n] = s ? ct_flatten(s, 0, -1) : NULL;
+            ok = parts[n++] != NULL;
+        }
     }
     ct_optimizer_free(optimizer);
-    return ok ? ct_cat((const ct_tensor *const *)parts, 1 + state_count, 0) : NULL;
+    return ok ? ct_cat((const ct_tensor *const *)parts, n, 0) : NULL;
 }
 
 static ct_tensor *run_sgd(ct_tensor *const *in, const conf_args *a)
@@ -115,6 +134,18 @@ static const conf_case sgd_cases[] = {
      .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2}},
     {.name = "plain, large", .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}},
      .args = {SGD_PLAIN}},
+    {.name = "per parameter, plain", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_PLAIN, PER_PARAMETER}},
+    {.name = "per parameter, Nesterov, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2, PER_PARAMETER}},
+    {.name = "per parameter, everything", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_EVERYTHING, PER_PARAMETER}},
+    {.name = "two parameters, plain", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_PLAIN, .n = 2}},
+    {.name = "two parameters, Nesterov, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2, .n = 2}},
+    {.name = "two parameters, everything, large",
+     .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {SGD_EVERYTHING, .n = 2}},
     {0}};
 
 static const conf_case adam_cases[] = {
@@ -123,6 +154,14 @@ static const conf_case adam_cases[] = {
      .args = {ADAM_DECAY}},
     {.name = "weight decay, strided parameter", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2}},
+    {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, .n = 2}},
+    {.name = "per parameter", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, PER_PARAMETER}},
+    {.name = "per parameter, weight decay, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2, PER_PARAMETER}},
+    {.name = "two parameters, weight decay, large",
+     .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {ADAM_DECAY, .n = 2}},
     {0}};
 
 #define ADAMW_DEFAULT .s = {1e-3, 0.9, 0.999, 1e-8, 0.01}
@@ -133,10 +172,69 @@ static const conf_case adamw_cases[] = {
      .args = {ADAM_DEFAULT}},
     {.name = "larger decay, other betas and eps", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DECAY}},
+    {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAMW_DEFAULT, .n = 2}},
+    {.name = "per parameter, larger decay", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DECAY, PER_PARAMETER}},
+    {0}};
+
+/* ct_clip_grad_norm_ over three gradients (inputs 0-2, set as the .grad of zero parameters of
+ * their shapes): the clipped gradients, flattened and joined, then the total norm. s: norm_type,
+ * max_norm. Past 256 elements a gradient's sum is taken in several partials; views give strided
+ * gradients (scaled through a contiguous copy). */
+static ct_tensor *run_clip(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *params[3] = {NULL};
+    bool ok = true;
+    for (int k = 0; ok && k < 3; k++) {
+        /* the gradient becomes the .grad itself, which clipping scales: a copy of the input,
+         * strided as it is (the transposed case) */
+        ct_tensor *copy = NULL;
+        if (ct_is_contiguous(in[k])) {
+            copy = ct_clone(in[k]);
+        } else {
+            ct_tensor *back = ct_transpose(in[k], 0, 1), *dense = back ? ct_clone(back) : NULL;
+            copy = dense ? ct_transpose(dense, 0, 1) : NULL;
+            ct_release(back), ct_release(dense);
+        }
+        params[k] = ct_zeros(ct_tensor_shape(in[k]), ct_tensor_ndim(in[k]), ct_tensor_dtype(in[k]), a->device);
+        ok = copy && params[k] && ct_requires_grad_(params[k], true) == CT_OK &&
+             ct_backward_with(params[k], copy, false) == CT_OK;
+        ct_release(copy);
+    }
+    double total = 0.0;
+    ok = ok && ct_clip_grad_norm_(params, 3, a->s[1], a->s[0], &total) == CT_OK;
+    ct_tensor *parts[4] = {NULL};
+    for (int k = 0; ok && k < 3; k++) {
+        ct_tensor *g = ct_grad(params[k]);
+        parts[k] = g ? ct_flatten(g, 0, -1) : NULL;
+        ok = parts[k] != NULL;
+        ct_release(g);
+    }
+    int64_t one = 1;
+    parts[3] = ok ? ct_full(&one, 1, total, ct_tensor_dtype(in[0]), a->device) : NULL;
+    ct_tensor *out = ok && parts[3] ? ct_cat((const ct_tensor *const *)parts, 4, 0) : NULL;
+    for (int k = 0; k < 4; k++) ct_release(parts[k]);
+    for (int k = 0; k < 3; k++) ct_release(params[k]);
+    return out;
+}
+
+#define CLIP_GRADS {SHAPE(5, 4)}, {SHAPE(700)}, {SHAPE(3, 300), .views = {TRANSPOSED(0, 1)}}
+static const conf_case clip_cases[] = {
+    {.name = "2-norm", .in = {CLIP_GRADS}, .args = {.s = {2.0, 1.5}}},
+    {.name = "1-norm", .in = {CLIP_GRADS}, .args = {.s = {1.0, 2.0}}},
+    {.name = "3-norm", .in = {CLIP_GRADS}, .args = {.s = {3.0, 0.5}}},
+    {.name = "infinity norm", .in = {CLIP_GRADS}, .args = {.s = {INFINITY, 0.25}}},
+    {.name = "below max_norm: unchanged", .in = {CLIP_GRADS}, .args = {.s = {2.0, 1e9}}},
+    {.name = "sprinkled edge values",
+     .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}, {SHAPE(300)}, {SHAPE(3)}}, .args = {.s = {2.0, 1.0}}},
     {0}};
 
 #define ENTRY(name, cases) \
     {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL, 0}
 
-const conf_op conf_optim_ops[] = {ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases)};
+const conf_op conf_optim_ops[] = {
+    ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases),
+    /* partial sums in another order than the CPU's (a device's pow): 64 ulps of the total */
+    {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL}};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);

@@ -1,0 +1,166 @@
+/* Multi-tensor launches and the list operations built on them (see multi_tensor.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "ops/multi_tensor.h"
+
+ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
+                                 int roles, ct_kparams *p)
+{
+    void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
+    long n = 0;
+    for (int t = 0; t < tensors; t++) {
+        n += (long)ct_numel(operands[t][0]);
+        p->size[t] = n;
+        for (int r = 0; r < roles; r++) {
+            int k = t * roles + r;
+            buffers[k] = ct_tensor_handle(operands[t][r]);
+            p->stride[k / 8][k % 8] = operands[t][r]->offset;
+        }
+    }
+    if (n == 0) return CT_OK;
+    p->n = n;
+    p->ndim = tensors;
+    p->l[0] = p->l[1] == 0; /* the branch-free common case (see optim.ct) */
+    p->l[2] = roles;
+    return ct_backend_launch(operands[0][0]->storage->device, kernel, buffers, p, roles);
+}
+
+static bool same_kind(const ct_tensor *a, const ct_tensor *b)
+{
+    return ct_device_equal(a->storage->device, b->storage->device) && a->dtype == b->dtype;
+}
+
+/* Contiguous forms of the non-empty floating tensors of the list, into work (new references);
+ * their count into *kept. */
+static ct_status contiguous_forms(const char *function, ct_tensor *const *tensors, int64_t count,
+                                  ct_tensor **work, ct_tensor **originals, int64_t *kept)
+{
+    *kept = 0;
+    for (int64_t i = 0; i < count; i++) {
+        ct_tensor *t = tensors[i];
+        if (!t || ct_numel(t) == 0) continue;
+        if (!ct_dtype_is_floating(t->dtype))
+            return ct_error(CT_ERR_DTYPE, "%s: tensor %lld is %s; a float32 or float64 tensor was "
+                            "expected", function, (long long)i, ct_dtype_name(t->dtype));
+        ct_tensor *c = ct_contiguous(t);
+        if (!c) return ct_last_error();
+        work[*kept] = c;
+        originals[*kept] = t;
+        ++*kept;
+    }
+    return CT_OK;
+}
+
+ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor)
+{
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_scale);
+    size_t slots = count > 0 ? (size_t)count : 1;
+    ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
+    bool *done = calloc(slots, sizeof *done);
+    int64_t kept = 0;
+    ct_status status = work && originals && done
+                           ? contiguous_forms("scaling tensors", tensors, count, work, originals, &kept)
+                           : ct_error(CT_ERR_OUT_OF_MEMORY, "scaling tensors: no host memory");
+    for (int64_t i = 0; status == CT_OK && i < kept; i++) {
+        if (done[i]) continue;
+        ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
+        int size = 0;
+        for (int64_t j = i; j < kept && size < CT_MULTI_MAX_TENSORS; j++)
+            if (!done[j] && same_kind(work[i], work[j])) {
+                operands[size++][0] = work[j];
+                done[j] = true;
+            }
+        ct_kparams p = {0};
+        p.s[0] = factor;
+        status = ct_multi_tensor_launch(kernels[work[i]->dtype], operands, size, 1, &p);
+    }
+    for (int64_t i = 0; i < kept; i++) {
+        if (status == CT_OK && work[i] != originals[i]) status = ct_copy_(originals[i], work[i]);
+        ct_release(work[i]);
+    }
+    free(work), free(originals), free(done);
+    return status;
+}
+
+static double combine(double total, double part, int mode)
+{
+    if (mode != CT_MULTI_MAX_ABS) return total + part;
+    return part > total || isnan(part) || isnan(total) ? (isnan(total) ? total : part) : total;
+}
+
+/* The partials of the tensors of one device and dtype (list[0..n)), in one buffer: a launch per
+ * 8 tensors, then one read, added into *total. */
+static ct_status power_sum_group(ct_tensor *const *list, int64_t n, int mode, double power, double *total)
+{
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_power_sum);
+    const ct_tensor *first = list[0];
+    int64_t items = 0;
+    for (int64_t i = 0; i < n; i++) items += (ct_numel(list[i]) + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM;
+    ct_tensor *partials = ct_empty(&items, 1, first->dtype, first->storage->device);
+    if (!partials) return ct_last_error();
+    void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
+    ct_status status = CT_OK;
+    int64_t start = 0;
+    for (int64_t i = 0; status == CT_OK && i < n; i += CT_MULTI_MAX_TENSORS) {
+        ct_kparams p = {0};
+        int size = n - i < CT_MULTI_MAX_TENSORS ? (int)(n - i) : CT_MULTI_MAX_TENSORS;
+        long launch_items = 0;
+        for (int t = 0; t < size; t++) {
+            const ct_tensor *x = list[i + t];
+            launch_items += (long)((ct_numel(x) + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM);
+            p.size[t] = launch_items;
+            buffers[t] = ct_tensor_handle(x);
+            p.stride[0][t] = x->offset;
+            p.stride[2][t] = (long)ct_numel(x);
+        }
+        buffers[CT_MULTI_MAX_TENSORS] = ct_tensor_handle(partials);
+        p.stride[1][0] = partials->offset + start;
+        p.n = launch_items;
+        p.ndim = size;
+        p.l[1] = mode;
+        p.s[0] = power;
+        status = ct_backend_launch(first->storage->device, kernels[first->dtype], buffers, &p, CT_MULTI_SUM_ITEM);
+        start += launch_items;
+    }
+    size_t bytes = (size_t)items * ct_dtype_size(first->dtype);
+    void *values = status == CT_OK ? malloc(bytes) : NULL;
+    if (status == CT_OK && !values) status = ct_error(CT_ERR_OUT_OF_MEMORY, "power sum: no host memory");
+    if (status == CT_OK) status = ct_tensor_to_array(partials, values, bytes);
+    for (int64_t k = 0; status == CT_OK && k < items; k++) {
+        double part = first->dtype == CT_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
+        *total = combine(*total, part, mode);
+    }
+    free(values);
+    ct_release(partials);
+    return status;
+}
+
+ct_status ct_multi_tensor_power_sum(ct_tensor *const *tensors, int64_t count, int mode, double power,
+                                    double *out)
+{
+    *out = 0.0;
+    size_t slots = count > 0 ? (size_t)count : 1;
+    ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
+    ct_tensor **group = calloc(slots, sizeof *group);
+    bool *done = calloc(slots, sizeof *done);
+    int64_t kept = 0;
+    ct_status status = work && originals && group && done
+                           ? contiguous_forms("power sum", tensors, count, work, originals, &kept)
+                           : ct_error(CT_ERR_OUT_OF_MEMORY, "power sum: no host memory");
+    for (int64_t i = 0; status == CT_OK && i < kept; i++) {
+        if (done[i]) continue;
+        int64_t n = 0;
+        for (int64_t j = i; j < kept; j++)
+            if (!done[j] && same_kind(work[i], work[j])) {
+                group[n++] = work[j];
+                done[j] = true;
+            }
+        status = power_sum_group(group, n, mode, power, out);
+    }
+    for (int64_t i = 0; i < kept; i++) ct_release(work[i]);
+    free(work), free(originals), free(group), free(done);
+    return status;
+}
