@@ -21,6 +21,8 @@ static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffe
     ct_capture *capture = ct_capture_joined(device);
     if (capture && capture->record) /* runs at each replay, not now */
         return ct_launch_record_kernel(capture->record, kernel, buffers, params, work, group_size);
+    if (capture) /* the driver captures it: not a launch that runs now, so not counted */
+        return backend->launch(device.index, capture->stream, kernel, buffers, params, work, group_size);
     return ct_backend_launch_replayed(device, ct_current_stream_handle(device), kernel, buffers, params,
                                       work, group_size);
 }
