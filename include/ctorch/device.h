@@ -85,6 +85,14 @@ ct_status ct_best_device(ct_device *out);
 /* Waits until all work queued on the device is done. */
 ct_status ct_synchronize(ct_device device);
 
+/* The kernel launches and BLAS calls (a matrix product, batched or not, is one) issued to the
+ * device since the process started, on every stream and thread: what a piece of work costs in
+ * launches is the difference of two readings around it (`ctorch bench` reports it per training
+ * and optimizer step). Launches with no work (empty tensors) are not issued and not counted;
+ * copies between host and device are counted by ct_transfer_stats_get instead. The CPU counts
+ * its kernel calls and BLAS calls the same way. Errors: launches NULL; an invalid device. */
+ct_status ct_device_kernel_launches(ct_device device, uint64_t *launches);
+
 #ifdef __cplusplus
 }
 #endif

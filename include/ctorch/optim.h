@@ -62,9 +62,13 @@ ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, con
 /* Releases the parameters and the state. NULL-safe. */
 void ct_optimizer_free(ct_optimizer *optimizer);
 
-/* One update of every parameter that has a gradient. */
+/* One update of every parameter that has a gradient, fused as PyTorch's foreach optimizers: the
+ * parameters of one device and dtype (and, for Adam, step count) are updated 8 to a launch, so a
+ * step costs ceil(parameters / 8) launches per device (ct_device_kernel_launches), where one per
+ * parameter (SGD) or two (Adam) would be; the same bits as a step per parameter. */
 ct_status ct_optimizer_step(ct_optimizer *optimizer);
-/* Drops every parameter's gradient (set_to_none=True). */
+/* Drops every parameter's gradient (PyTorch's default, set_to_none=True): no kernel launch on any
+ * device, and the next backward writes fresh gradients instead of adding to zeros. */
 void ct_optimizer_zero_grad(ct_optimizer *optimizer);
 
 /* "SGD", "Adam", "AdamW". */

@@ -22,6 +22,10 @@ ct_status ct_backend_launch_groups(ct_device device, ct_kernel_id kernel,
 ct_status ct_backend_launch_replayed(ct_device device, void *stream, ct_kernel_id kernel,
                                      void *const buffers[], const ct_kparams *params, long work,
                                      int group_size);
+/* A product on a given stream, counted but never captured (launch_record.c's replay). */
+ct_status ct_backend_gemm_replayed(ct_device device, void *stream, const ct_gemm_args *args);
+/* Counts a graph launch of a backend that captures itself among ct_device_kernel_launches'. */
+void ct_backend_count_graph_launch(ct_device device);
 /* How the device wants its work split. */
 ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape);
 /* A matrix product on a resolved device, on the current stream. */
@@ -31,8 +35,8 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */
 #define CT_LAUNCH_COUNTED_DEVICES 8
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel);
-/* The launches of every kernel that reached device (the sum of the above): what a step costs in
- * launches, as the fused optimizer's tests and `ctorch bench` count them. */
+/* The launches of every kernel that reached device (the sum of the above; BLAS calls are not
+ * kernels: ct_device_kernel_launches counts both). */
 uint64_t ct_backend_launch_total(ct_device device);
 
 #endif

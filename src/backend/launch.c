@@ -9,6 +9,14 @@
 /* Launches per device and kernel, for the conformance test's "every kernel ran on every device"
  * check: one relaxed atomic increment per launch (a few ns, no lock). */
 static atomic_ulong launch_counts[CT_DEVICE_TYPE_COUNT][CT_LAUNCH_COUNTED_DEVICES][CT_KERNEL_COUNT];
+/* Kernel launches and BLAS calls per device, for ct_device_kernel_launches. */
+static atomic_uint_fast64_t issued[CT_DEVICE_TYPE_COUNT][CT_MAX_DEVICES_PER_TYPE];
+
+static void count_issued(ct_device device)
+{
+    if ((unsigned)device.type < CT_DEVICE_TYPE_COUNT && (unsigned)device.index < CT_MAX_DEVICES_PER_TYPE)
+        atomic_fetch_add_explicit(&issued[device.type][device.index], 1, memory_order_relaxed);
+}
 
 static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
                         const ct_kparams *params, long work, int group_size)
@@ -34,6 +42,7 @@ ct_status ct_backend_launch_replayed(ct_device device, void *stream, ct_kernel_i
     if (device.index >= 0 && device.index < CT_LAUNCH_COUNTED_DEVICES)
         atomic_fetch_add_explicit(&launch_counts[device.type][device.index][kernel], 1,
                                   memory_order_relaxed);
+    count_issued(device);
     return ct_backend_table[device.type]->launch(device.index, stream, kernel, buffers, params, work,
                                                  group_size);
 }
@@ -89,8 +98,17 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *g)
                         g->ldb, g->ldc);
     ct_capture *capture = ct_capture_joined(device);
     if (capture && capture->record) return ct_launch_record_gemm(capture->record, g);
-    return backend->gemm(device.index, ct_current_stream_handle(device), g);
+    if (capture) return backend->gemm(device.index, capture->stream, g); /* captured: not issued now */
+    return ct_backend_gemm_replayed(device, ct_current_stream_handle(device), g);
 }
+
+ct_status ct_backend_gemm_replayed(ct_device device, void *stream, const ct_gemm_args *g)
+{
+    count_issued(device);
+    return ct_backend_table[device.type]->gemm(device.index, stream, g);
+}
+
+void ct_backend_count_graph_launch(ct_device device) { count_issued(device); }
 
 uint64_t ct_backend_launch_total(ct_device device)
 {
@@ -106,4 +124,15 @@ uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
         device.index >= CT_LAUNCH_COUNTED_DEVICES || kernel <= CT_K_NONE || kernel >= CT_KERNEL_COUNT)
         return 0;
     return atomic_load_explicit(&launch_counts[device.type][device.index][kernel], memory_order_relaxed);
+}
+
+ct_status ct_device_kernel_launches(ct_device device, uint64_t *launches)
+{
+    if (!launches) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_device_kernel_launches: launches is NULL");
+    ct_status status = ct_device_resolve(device, &device);
+    if (status != CT_OK) return status;
+    *launches = (unsigned)device.index < CT_MAX_DEVICES_PER_TYPE
+                    ? atomic_load_explicit(&issued[device.type][device.index], memory_order_relaxed)
+                    : 0;
+    return CT_OK;
 }

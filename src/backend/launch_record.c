@@ -75,10 +75,9 @@ long ct_launch_record_length(const ct_launch_record *record) { return record ? r
 
 ct_status ct_launch_record_replay(const ct_launch_record *record, ct_device device, void *stream)
 {
-    const ct_backend *backend = ct_backend_table[device.type];
     for (long i = 0; i < record->count; i++) {
         const recorded *call = &record->calls[i];
-        ct_status status = call->is_gemm ? backend->gemm(device.index, stream, &call->gemm)
+        ct_status status = call->is_gemm ? ct_backend_gemm_replayed(device, stream, &call->gemm)
                                          : ct_backend_launch_replayed(device, stream, call->kernel, call->buffers,
                                                                       &call->params, call->work, call->group_size);
         if (status != CT_OK) return status;

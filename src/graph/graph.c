@@ -156,7 +156,10 @@ ct_status ct_graph_replay(ct_graph *graph)
         return ct_error(CT_ERR_CAPTURE, "ct_graph_replay: the current stream is capturing another "
                         "graph; replaying a graph inside a capture is not supported");
     void *stream = ct_current_stream_handle(graph->device);
-    if (graph->native) return graph->backend->graph_launch(graph->device.index, graph->native, stream);
+    if (graph->native) {
+        ct_backend_count_graph_launch(graph->device);
+        return graph->backend->graph_launch(graph->device.index, graph->native, stream);
+    }
     if (graph->capture.record) return ct_launch_record_replay(graph->capture.record, graph->device, stream);
     return CT_OK; /* a backend's empty capture */
 }

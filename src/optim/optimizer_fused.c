@@ -6,10 +6,9 @@
  * buffer is a handle, not an address (no SVM assumed), so only kernel arguments can name several
  * of them portably; an upload per launch would also cost a copy. Each tensor's offset and size go
  * in the parameter block (optim.ct says where), which bounds a launch at 8 tensors of up to 4
- * roles (32 buffers). A lone tensor of a group keeps the per-parameter kernels (SGD: one
- * launch either way; Adam: two where multi_adam_step would take one, left so for now: the
- * conformance tests reach the per-parameter kernels through single parameters). The arithmetic
- * per element is the per-parameter kernels' (shared macros), so the results are the same bits. */
+ * roles (32 buffers). A lone tensor of a group goes through them too (Adam: one launch, where
+ * the per-parameter kernels take two). The arithmetic per element is the per-parameter kernels'
+ * (shared macros), so the results are the same bits. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,17 +141,11 @@ static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count
         int size = 0;
         for (int64_t j = i; j < count && size < CT_MULTI_MAX_TENSORS; j++)
             if (!entries[j].done && same_group(o, &entries[i], &entries[j])) group[size++] = &entries[j];
-        ct_status status;
-        fused_entry *e = group[0];
-        if (size == 1) /* one tensor: the per-parameter kernels, one launch either way */
-            status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, e->ps, e->work, e->grad)
-                                             : ct_adam_update(o, e->ps, e->work, e->grad);
-        else
-            status = o->kind == CT_OPTIM_SGD ? sgd_group(o, group, size) : adam_group(o, group, size);
+        ct_status status = o->kind == CT_OPTIM_SGD ? sgd_group(o, group, size) : adam_group(o, group, size);
         if (status != CT_OK) return status;
         for (int k = 0; k < size; k++) {
             group[k]->done = true;
-            if (size > 1) group[k]->ps->step++; /* ct_sgd_update / ct_adam_update count their own */
+            group[k]->ps->step++;
         }
     }
     return CT_OK;

@@ -71,6 +71,7 @@ static void core_device_and_memory(void **state)
     expect_status(ct_best_device(NULL));
     expect_status(ct_memory_stats_get(CT_DEVICE_CPU, NULL));
     expect_status(ct_transfer_stats_get(CT_DEVICE_CPU, NULL));
+    expect_status(ct_device_kernel_launches(CT_DEVICE_CPU, NULL));
     int count;
     expect_status(ct_devices_by_free_memory(CT_CPU, NULL, 4, &count));
     expect_status(ct_devices_by_free_memory(CT_CPU, &device, 1, NULL));

@@ -13,6 +13,7 @@
 #include "test_common.h"
 
 #include "backend/backend.h"
+#include "optim/optimizer_internal.h" /* ct_optimizer_set_per_parameter */
 #include "backend_conformance/conformance.h"
 #include "support/fake_device.h"
 
@@ -197,6 +198,7 @@ int main(int argc, char **argv)
     fake_run = argc > 1 && strcmp(argv[1], "--fake") == 0;
     cuda_run = argc > 1 && strcmp(argv[1], "--cuda") == 0;
     if (fake_run) ct_test_install_fake_opencl();
+    conf_optimizer_set_per_parameter = ct_optimizer_set_per_parameter;
     const ct_device_type types[] = {CT_OPENCL, CT_CUDA};
     for (int t = 0; t < 2; t++)
         for (int i = 0; i < ct_device_count(types[t]) && device_count < CONF_MAX_DEVICES; i++)

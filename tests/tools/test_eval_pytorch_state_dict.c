@@ -7,35 +7,13 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "support/fresh_path.h"
-#include "support/run_command.h"
-#include "test_common.h"
+#include "tool_test.h"
 #include "train.h"
 
 static const char *python = "python3";
 static char mlp_trained[256], mlp_plain[256], cnn_plain[256];
 static double mlp_accuracy; /* what train reported */
-
-static char *run_tool(const char *args, int *exit_status)
-{
-    char command[2048];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", CTORCH_TOOL_PATH, args);
-    return ct_test_run_command(command, exit_status);
-}
-
-/* The last line of out as JSON (the caller deletes it). */
-static cJSON *last_json_line(const char *out)
-{
-    const char *end = out + strlen(out);
-    while (end > out && end[-1] == '\n') end--;
-    const char *start = end;
-    while (start > out && start[-1] != '\n') start--;
-    cJSON *json = cJSON_ParseWithLength(start, (size_t)(end - start));
-    if (!json) fail_msg("the last line is not JSON: %s", out);
-    return json;
-}
 
 /* eval --json of path (with extra options): the model it names and the accuracy. */
 static double eval_json(const char *path, const char *extra, const char *model)

@@ -9,20 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "support/fresh_path.h"
-#include "support/run_command.h"
-#include "test_common.h"
-
-/* Runs the tool with args, stderr joined to stdout; returns the output (malloc'ed) and the
- * exit status. */
-static char *run_tool(const char *args, int *exit_status)
-{
-    char command[2048];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", CTORCH_TOOL_PATH, args);
-    return ct_test_run_command(command, exit_status);
-}
+#include "tool_test.h"
 
 /* The tool fails with status and its output holds every one of parts (NULL-terminated). */
 static void assert_fails(const char *args, int status, const char *const *parts)
@@ -37,32 +25,6 @@ static void assert_fails(const char *args, int status, const char *const *parts)
 }
 
 #define FAILS(args, status, ...) assert_fails(args, status, (const char *const[]){__VA_ARGS__, NULL})
-
-/* The last line of out parsed as JSON (the caller deletes it). */
-static cJSON *last_json_line(const char *out)
-{
-    size_t length = strlen(out);
-    while (length > 0 && out[length - 1] == '\n') length--;
-    size_t start = length;
-    while (start > 0 && out[start - 1] != '\n') start--;
-    cJSON *json = cJSON_ParseWithLength(out + start, length - start);
-    if (!json) fail_msg("the last line is not JSON: %s", out);
-    return json;
-}
-
-static double number(const cJSON *json, const char *key)
-{
-    cJSON *item = cJSON_GetObjectItem(json, key);
-    if (!cJSON_IsNumber(item)) fail_msg("'%s' is not a number", key);
-    return cJSON_GetNumberValue(item);
-}
-
-static const char *string(const cJSON *json, const char *key)
-{
-    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(json, key));
-    if (!s) fail_msg("'%s' is not a string", key);
-    return s;
-}
 
 static void bad_train_options_fail_with_a_message(void **state)
 {
@@ -342,13 +304,7 @@ static void a_data_parallel_run_learns_and_saves_plain_names(void **state)
     ct_state_dict *sd = ct_load(path, NULL);
     assert_non_null(sd);
     assert_true(ct_state_dict_contains(sd, "0.weight"));
-    int64_t model_entries = 0; /* two linear layers, beside the optimizer's and the generators' state */
-    for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
-        const char *name = ct_state_dict_name_at(sd, i);
-        assert_null(strstr(name, "module."));
-        if (strncmp(name, "optimizer.", 10) && strcmp(name, "ctorch.rng_state")) model_entries++;
-    }
-    assert_int_equal(model_entries, 4);
+    assert_int_equal(checkpoint_model_entries(sd), 4); /* two linear layers */
     assert_string_equal(ct_state_dict_metadata(sd, "ctorch.device.0.weight"), "opencl:0");
     ct_state_dict_free(sd);
     unlink(path);

@@ -13,8 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "support/fresh_path.h"
-#include "support/run_command.h"
-#include "test_common.h"
+#include "tool_test.h"
 
 enum { MAX_EPOCHS = 8 };
 
@@ -91,13 +90,6 @@ static json_run parse_json_lines(const char *out)
     return run;
 }
 
-static double number(const cJSON *json, const char *key)
-{
-    cJSON *item = cJSON_GetObjectItem(json, key);
-    if (!cJSON_IsNumber(item)) fail_msg("'%s' is not a number", key);
-    return cJSON_GetNumberValue(item);
-}
-
 static void two_ranks_on_the_cpu_learn_print_once_and_save_plain_names(void **state)
 {
     (void)state;
@@ -120,13 +112,7 @@ static void two_ranks_on_the_cpu_learn_print_once_and_save_plain_names(void **st
     /* Plain names, and eval finds the same accuracy. */
     ct_state_dict *sd = ct_load(path, NULL);
     assert_non_null(sd);
-    int64_t model_entries = 0; /* two linear layers, beside the optimizer's and the generators' state */
-    for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
-        const char *name = ct_state_dict_name_at(sd, i);
-        assert_null(strstr(name, "module."));
-        if (strncmp(name, "optimizer.", 10) && strcmp(name, "ctorch.rng_state")) model_entries++;
-    }
-    assert_int_equal(model_entries, 4);
+    assert_int_equal(checkpoint_model_entries(sd), 4); /* two linear layers */
     ct_state_dict_free(sd);
     snprintf(args, sizeof args, "eval --device cpu --json --checkpoint %s", path);
     out = run_alone(args, &status);

@@ -13,8 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "support/fresh_path.h"
-#include "support/run_command.h"
-#include "test_common.h"
+#include "tool_test.h"
 #include "train.h"
 
 enum { MAX_STEPS = 256 };
@@ -233,13 +232,6 @@ static void a_run_stopped_after_an_epoch_resumes_from_its_checkpoint(void **stat
 }
 
 /* ---- through the command: --save, --resume ---- */
-
-static char *run_tool(const char *args, int *exit_status)
-{
-    char command[2048];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", CTORCH_TOOL_PATH, args);
-    return ct_test_run_command(command, exit_status);
-}
 
 /* Runs args, which must succeed; returns the output. */
 static char *succeeds(const char *args)

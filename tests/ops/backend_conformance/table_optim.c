@@ -4,11 +4,17 @@
  * buffer; exp_avg and exp_avg_sq), flattened. The parameter is a copy of input 0, permuted by
  * args.dims when given (a strided parameter, updated through a contiguous copy); the gradients
  * are inputs 1 and 2, in the parameter's shape, set as its .grad by backpropagating them from it.
- * args.n = 2: two parameters (see run_steps). Options in args.s: SGD lr, momentum, dampening,
+ * args.n = 2: two parameters (see run_steps); PER_PARAMETER: one, through the per-parameter
+ * kernels (a fused step runs even one parameter through its multi-tensor kernel; see
+ * conf_optimizer_set_per_parameter). Options in args.s: SGD lr, momentum, dampening,
  * weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
  * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
 #include "conformance.h"
+
+#define PER_PARAMETER .n = -1
+
+void (*conf_optimizer_set_per_parameter)(ct_optimizer *optimizer, bool per_parameter);
 
 typedef ct_optimizer *(*make_optimizer)(ct_tensor *const *params, int count, const conf_args *a);
 
@@ -49,6 +55,7 @@ static ct_tensor *run_steps(ct_tensor *const *in, const conf_args *a, make_optim
         if (params[p] && a->ndims > 0) params[p] = ct_permute(params[p], a->dims, a->ndims);
     ct_optimizer *optimizer = params[0] && params[count - 1] ? make(params, count, a) : NULL;
     if (!optimizer) return NULL;
+    if (conf_optimizer_set_per_parameter) conf_optimizer_set_per_parameter(optimizer, a->n == -1);
     bool ok = true;
     for (int step = 0; ok && step < 2; step++) {
         for (int p = 0; ok && p < count; p++) ok = ct_backward_with(params[p], in[1 + step], false) == CT_OK;
@@ -125,6 +132,12 @@ static const conf_case sgd_cases[] = {
      .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2}},
     {.name = "plain, large", .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}},
      .args = {SGD_PLAIN}},
+    {.name = "per parameter, plain", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_PLAIN, PER_PARAMETER}},
+    {.name = "per parameter, Nesterov, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_NESTEROV, .dims = {1, 0}, .ndims = 2, PER_PARAMETER}},
+    {.name = "per parameter, everything", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {SGD_EVERYTHING, PER_PARAMETER}},
     {.name = "two parameters, plain", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {SGD_PLAIN, .n = 2}},
     {.name = "two parameters, Nesterov, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
@@ -141,6 +154,10 @@ static const conf_case adam_cases[] = {
      .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2}},
     {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DEFAULT, .n = 2}},
+    {.name = "per parameter", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, PER_PARAMETER}},
+    {.name = "per parameter, weight decay, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2, PER_PARAMETER}},
     {.name = "two parameters, weight decay, large",
      .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {ADAM_DECAY, .n = 2}},
     {0}};
@@ -155,6 +172,8 @@ static const conf_case adamw_cases[] = {
      .args = {ADAM_DECAY}},
     {.name = "two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAMW_DEFAULT, .n = 2}},
+    {.name = "per parameter, larger decay", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DECAY, PER_PARAMETER}},
     {0}};
 
 #define ENTRY(name, cases) \
