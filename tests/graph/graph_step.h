@@ -101,9 +101,11 @@ static void step_expect_same_parameters(const step_model *a, const step_model *b
 }
 
 /* STEP_BATCHES steps eagerly, and the same as one warm-up step, a capture and replays, on device:
- * the parameters and the last loss have the same bits. Replays allocate nothing; and a replayed
- * step costs the launches of an eager one where the backend records them (launches_per_replay
- * says how many host launches a replay should make: -1 for as many as an eager step). */
+ * the parameters and the last loss have the same bits. Replays allocate nothing; the capture
+ * issues nothing; a replayed step re-issues an eager step's kernels and products but the check of
+ * the targets (a host sync the capture skips) where the backend records them
+ * (launches_per_replay -1), or is one graph launch where it captures itself (0 kernels through
+ * ctorch's launch). */
 static void step_check_replay_equals_eager(ct_device device, long launches_per_replay)
 {
     ct_tensor *xs[STEP_BATCHES], *ys[STEP_BATCHES];
@@ -111,13 +113,16 @@ static void step_check_replay_equals_eager(ct_device device, long launches_per_r
 
     step_model eager = step_model_new(device);
     ct_tensor *eager_loss = NULL;
-    uint64_t eager_launches = 0;
+    uint64_t eager_launches = 0, eager_issued = 0;
     for (int b = 0; b < STEP_BATCHES; b++) {
         ct_release(eager_loss);
-        uint64_t before = ct_backend_launch_total(device);
+        uint64_t before = ct_backend_launch_total(device), issued = 0;
+        assert_int_equal(ct_device_kernel_launches(device, &issued), CT_OK);
         eager_loss = step_run(&eager, xs[b], ys[b]);
         if (!eager_loss) fail_msg("eager step %d: %s", b, ct_last_error_message());
         eager_launches = ct_backend_launch_total(device) - before;
+        assert_int_equal(ct_device_kernel_launches(device, &eager_issued), CT_OK);
+        eager_issued -= issued;
     }
 
     step_model replayed = step_model_new(device);
@@ -131,20 +136,27 @@ static void step_check_replay_equals_eager(ct_device device, long launches_per_r
 
     ct_graph *graph = ct_graph_new();
     assert_int_equal(ct_graph_begin(graph, device, NULL), CT_OK);
-    uint64_t captured_before = ct_backend_launch_total(device);
+    uint64_t captured_before = ct_backend_launch_total(device), issued_before = 0, issued_captured = 0;
+    assert_int_equal(ct_device_kernel_launches(device, &issued_before), CT_OK);
     ct_tensor *static_loss = step_run(&replayed, static_x, static_y);
     if (!static_loss) fail_msg("captured step: %s", ct_last_error_message());
     if (ct_graph_end(graph) != CT_OK) fail_msg("ct_graph_end: %s", ct_last_error_message());
     assert_int_equal(ct_backend_launch_total(device) - captured_before, 0); /* nothing ran */
+    assert_int_equal(ct_device_kernel_launches(device, &issued_captured), CT_OK);
+    assert_int_equal(issued_captured - issued_before, 0);
 
     ct_memory_stats before, after;
     assert_int_equal(ct_memory_stats_get(device, &before), CT_OK);
     for (int b = 1; b < STEP_BATCHES; b++) {
         assert_int_equal(ct_copy_(static_x, xs[b]), CT_OK);
         assert_int_equal(ct_copy_(static_y, ys[b]), CT_OK);
-        uint64_t launched = ct_backend_launch_total(device);
+        uint64_t launched = ct_backend_launch_total(device), issued = 0, issued_after = 0;
+        assert_int_equal(ct_device_kernel_launches(device, &issued), CT_OK);
         if (ct_graph_replay(graph) != CT_OK) fail_msg("replay %d: %s", b, ct_last_error_message());
         launched = ct_backend_launch_total(device) - launched;
+        assert_int_equal(ct_device_kernel_launches(device, &issued_after), CT_OK);
+        /* kernels and products re-issued, or one graph launch */
+        assert_int_equal(issued_after - issued, launches_per_replay < 0 ? eager_issued - 1 : 1);
         /* an eager step's, but for the check of the targets' range (a host sync the capture skips) */
         long expected = launches_per_replay < 0 ? (long)eager_launches - 1 : launches_per_replay;
         if ((long)launched != expected)
