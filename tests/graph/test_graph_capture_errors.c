@@ -2,6 +2,9 @@
  * capture, and leaves the stream and the allocator usable (an eager op and a new capture work);
  * graphs used out of turn are refused; tensors freed during a capture stay the graph's until it
  * is freed. On the CPU and on OpenCL (PoCL). */
+#include <pthread.h>
+#include <stdio.h>
+
 #include "tensor/tensor_internal.h"
 #include "test_common.h"
 
@@ -156,6 +159,47 @@ static void tensors_freed_during_a_capture_stay_the_graphs(void **state)
     }
 }
 
+typedef struct other_thread {
+    ct_device device;
+    ct_status status;
+    char message[600];
+} other_thread;
+
+static void *synchronize_from_another_thread(void *context)
+{
+    other_thread *t = context;
+    t->status = ct_synchronize(t->device);
+    snprintf(t->message, sizeof t->message, "%s", ct_last_error_message());
+    return NULL;
+}
+
+/* Another thread's wait for the device is refused, and the capture goes on. */
+static void another_threads_sync_is_refused_and_the_capture_goes_on(void **state)
+{
+    (void)state;
+    ct_device devices[2];
+    for (int d = 0; d < device_list(devices); d++) {
+        ct_scope_push();
+        ct_tensor *x = ct_full((int64_t[]){16}, 1, 1.5, CT_F32, devices[d]);
+        ct_graph *graph = ct_graph_new();
+        assert_int_equal(ct_graph_begin(graph, devices[d], NULL), CT_OK);
+        ct_tensor *y = ct_mul_scalar(x, 2.0);
+        pthread_t thread;
+        other_thread t = {.device = devices[d]};
+        assert_int_equal(pthread_create(&thread, NULL, synchronize_from_another_thread, &t), 0);
+        pthread_join(thread, NULL);
+        assert_int_equal(t.status, CT_ERR_CAPTURE);
+        if (!strstr(t.message, "capturing a graph on another stream")) fail_msg("message: %s", t.message);
+        assert_int_equal(ct_graph_end(graph), CT_OK);
+        assert_int_equal(ct_graph_replay(graph), CT_OK);
+        double value;
+        assert_int_equal(ct_item(ct_sum(y, NULL, 0, false), &value), CT_OK);
+        assert_float_equal(value, 16 * 3.0, 0.0);
+        ct_graph_free(graph);
+        ct_scope_pop();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +207,7 @@ int main(void)
         cmocka_unit_test(optimizer_steps_a_replay_would_change_are_refused),
         cmocka_unit_test(graphs_used_out_of_turn_are_refused),
         cmocka_unit_test(tensors_freed_during_a_capture_stay_the_graphs),
+        cmocka_unit_test(another_threads_sync_is_refused_and_the_capture_goes_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
