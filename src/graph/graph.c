@@ -178,6 +178,14 @@ void ct_graph_free(ct_graph *graph)
     free(graph);
 }
 
-ct_device ct_graph_device(const ct_graph *graph) { return graph ? graph->device : CT_DEVICE_CPU; }
+ct_device ct_graph_device(const ct_graph *graph)
+{
+    if (!graph) return ct_null_argument("ct_graph_device", "graph"), CT_DEVICE_CPU;
+    return graph->device;
+}
 
-size_t ct_graph_pool_bytes_held(const ct_graph *graph) { return graph ? ct_graph_pool_bytes(graph->pool) : 0; }
+size_t ct_graph_pool_bytes_held(const ct_graph *graph)
+{
+    if (!graph) return ct_null_argument("ct_graph_pool_bytes_held", "graph"), 0;
+    return ct_graph_pool_bytes(graph->pool);
+}
