@@ -83,6 +83,10 @@ void ct_bench_training(const char *filter, ct_bench_report report, void *context
 void ct_bench_train_models(const char *filter, ct_bench_report report, void *context);
 /* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */
 void ct_bench_optimizer_step(const char *filter, ct_bench_report report, void *context);
+/* A digits training step captured once and replayed against the same step run eagerly, on the
+ * CPU and on --device (or the first accelerator): steps/s, host time and launches per step
+ * (bench_graphs.c). */
+void ct_bench_graphs(const char *filter, ct_bench_report report, void *context);
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);

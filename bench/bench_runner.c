@@ -150,6 +150,7 @@ int ct_bench_main(int argc, char **argv)
         ct_bench_training(filter, print_result, &p);
         ct_bench_train_models(filter, print_result, &p);
         ct_bench_optimizer_step(filter, print_result, &p);
+        ct_bench_graphs(filter, print_result, &p);
         ct_bench_transfer(filter, print_result, &p);
         ct_bench_device_ops(filter, print_result, &p);
         ct_bench_data_parallel(filter, print_result, &p);

@@ -8,6 +8,7 @@
 #include "ctorch/tensor.h"
 #include "ctorch/ops.h"
 #include "ctorch/stream.h"
+#include "ctorch/graph.h"
 #include "ctorch/autograd.h"
 #include "ctorch/data.h"
 #include "ctorch/io.h"

@@ -23,7 +23,7 @@
 typedef struct train_options {
     ct_train_config config;
     const char *device, *data_parallel, *data, *save, *resume;
-    bool json, help, allow_nonfinite, tf32;
+    bool json, help, allow_nonfinite, tf32, graph, drop_last;
 } train_options;
 
 static void usage(FILE *out)
@@ -64,6 +64,12 @@ static void usage(FILE *out)
             "  --amp bf16|fp16           mixed precision: the forward pass and the loss under autocast in\n"
             "                            bfloat16 or float16 (float32 parameters; fp16 with a gradient\n"
             "                            scaler); default none\n"
+            "  --graph                   capture the training step once and replay it for every full\n"
+            "                            batch (CUDA graphs; a recorded list of launches on the CPU and\n"
+            "                            OpenCL): needs --optimizer sgd, no --lr-schedule, no --clip-grad;\n"
+            "                            the ragged last batch runs as usual\n"
+            "  --drop-last               leave out each epoch's last batch when it is smaller than\n"
+            "                            --batch-size\n"
             "  --tf32                    let float32 products on CUDA use TF32 tensor cores (float32\n"
             "                            matmul precision \"high\"; CTORCH_ALLOW_TF32=1 does the same);\n"
             "                            no effect on the CPU or OpenCL\n\n"
@@ -116,6 +122,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
             o->tf32 = true;
             continue;
         }
+        if (strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--drop-last") == 0) {
+            *(argv[i][2] == 'g' ? &o->graph : &o->drop_last) = true;
+            continue;
+        }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (job->rank == 0) usage(stdout);
             o->help = true;
@@ -139,7 +149,8 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else {
             fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
                     "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
-                    "--lr-schedule, --clip-grad, --amp, --save, --resume, --json, --allow-nonfinite, --tf32 (ctorch train --help)\n", argv[i]);
+                    "--lr-schedule, --clip-grad, --amp, --save, --resume, --json, --allow-nonfinite, --tf32, --graph, "
+                    "--drop-last (ctorch train --help)\n", argv[i]);
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -151,6 +162,8 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
     }
     o->config = ct_train_config_default(kind);
     o->config.allow_nonfinite = o->allow_nonfinite;
+    o->config.graph = o->graph;
+    o->config.drop_last = o->drop_last;
     long long n;
     if (g.epochs) {
         if (!ct_arg_int(COMMAND, "--epochs", g.epochs, 1, 100000, &n)) return CT_EXIT_USAGE;

@@ -96,6 +96,25 @@ ct_status ct_train_schedule_create(const struct ct_train_config *config, ct_opti
 /* Whether the scheduler steps after every batch (onecycle) rather than every epoch. */
 bool ct_train_schedule_steps_per_batch(const ct_train_schedule *schedule);
 
+/* ---- `ctorch train --graph` (train_graph.c) ----
+ * The step (zero_grad, forward, cross-entropy, backward, SGD's step, the loss and correct count
+ * summed on the device) on static batch tensors: the first full batch warms up eagerly on a side
+ * stream, the second is captured there and replayed, every later one replayed. */
+typedef struct ct_train_graph ct_train_graph;
+/* CT_OK when config can train with --graph; otherwise the reason, recorded. */
+ct_status ct_train_graph_check(const struct ct_train_config *config);
+ct_status ct_train_graph_create(ct_module *model, ct_optimizer *optimizer, const struct ct_train_config *config,
+                                int64_t features, ct_train_graph **out);
+void ct_train_graph_free(ct_train_graph *g); /* NULL-safe */
+/* One step on a full batch (x, y); *loss is its mean loss (the graph's output, valid until the
+ * next step). */
+ct_status ct_train_graph_step(ct_train_graph *g, const ct_tensor *x, const ct_tensor *y, const ct_tensor **loss);
+/* Its static batch of inputs (the batch size a step takes). */
+const ct_tensor *ct_train_graph_batch(const ct_train_graph *g);
+/* Adds the sums of the steps since the last call to *loss and *correct (a host sync), and zeroes
+ * them. */
+ct_status ct_train_graph_take_sums(ct_train_graph *g, double *loss, int64_t *correct);
+
 /* ---- the loop ---- */
 #define CT_TRAIN_MAX_DEVICES 64 /* DataParallel's limit */
 
@@ -130,6 +149,9 @@ typedef struct ct_train_config {
      * forward pass and loss under autocast in that dtype (the parameters stay float32), float16
      * with a gradient scaler. Not with DataParallel (its replicas run in threads of their own). */
     ct_dtype amp;
+    /* `--graph`: every full batch's step replays a graph captured once (train_graph.c), the last
+     * ragged batch runs as usual; `--drop-last` leaves that batch out. */
+    bool graph, drop_last;
     /* Resuming: the state a checkpoint kept (NULL: a fresh run). The loop runs epochs
      * resume->epoch + 1 to epochs, from the optimizer's, the schedule's and the generators' state. */
     const struct ct_train_state *resume;

@@ -143,8 +143,8 @@ static ct_status train_step(ct_module *model, const updater *u, const ct_tensor 
     return CT_OK;
 }
 
-static ct_status run_epoch(ct_module *model, const updater *u, ct_data_loader *loader, bool distributed,
-                           int epoch, const ct_train_observer *observer, ct_train_epoch *stats)
+static ct_status run_epoch(ct_module *model, const updater *u, ct_train_graph *graph, ct_data_loader *loader,
+                           bool distributed, int epoch, const ct_train_observer *observer, ct_train_epoch *stats)
 {
     double start = now_seconds();
     ct_module_train(model, true);
@@ -165,15 +165,23 @@ static ct_status run_epoch(ct_module *model, const updater *u, ct_data_loader *l
             status = ct_train_fail_library("the data loader");
         } else {
             samples += ct_tensor_size(x, 0);
-            status = train_step(model, u, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
+            const ct_tensor *loss = NULL;
+            if (graph && ct_tensor_size(x, 0) == ct_tensor_size(ct_train_graph_batch(graph), 0)) {
+                status = ct_train_graph_step(graph, x, y, &loss);
+                if (status == CT_OK && observer && observer->on_step)
+                    observer->on_step(observer->context, epoch, step, steps, loss);
+            } else { /* the ragged last batch of a --graph run too */
+                status = train_step(model, u, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
+            }
         }
         ct_scope_pop();
     }
     double loss = 0;
     int64_t correct = 0;
-    if (status == CT_OK && samples > 0 &&
+    if (status == CT_OK && loss_sum &&
         (ct_item(loss_sum, &loss) != CT_OK || ct_item_int64(correct_sum, &correct) != CT_OK))
         status = ct_train_fail_library("reading the epoch's loss");
+    if (status == CT_OK && graph) status = ct_train_graph_take_sums(graph, &loss, &correct);
     ct_scope_pop();
     if (status != CT_OK) return status;
     if (distributed) { /* the whole job's epoch: every rank's sums together */
@@ -208,6 +216,7 @@ static ct_status make_loader(const ct_train_data *data, const ct_train_config *c
         options.shuffle = true;
         options.seed = config->seed;
     }
+    options.drop_last = config->drop_last;
     *out = ct_data_loader_create(data->train, &options);
     ct_status status = *out ? CT_OK : ct_train_fail_library("making the data loader");
     ct_distributed_sampler_free(sampler);
@@ -283,11 +292,14 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
     if (status != CT_OK) return status;
     updater u;
     status = make_updater(config, net, ct_data_loader_num_batches(loader), &u);
+    ct_train_graph *graph = NULL;
+    if (status == CT_OK && config->graph)
+        status = ct_train_graph_create(net, u.optimizer, config, data->features, &graph);
     int64_t samples = 0;
     int epoch = config->resume ? config->resume->epoch + 1 : 1;
     for (; epoch <= config->epochs && status == CT_OK; epoch++) {
         ct_train_epoch stats = {.epochs = config->epochs, .val_accuracy = NAN, .lr = ct_optimizer_lr(u.optimizer)};
-        status = run_epoch(net, &u, loader, config->distributed, epoch, observer, &stats);
+        status = run_epoch(net, &u, graph, loader, config->distributed, epoch, observer, &stats);
         if (status != CT_OK) break;
         if (data->val) status = ct_train_evaluate(evaluated, data->val, config->device, &stats.val_accuracy);
         if (status == CT_OK && u.scheduler && !u.schedule_per_batch && ct_lr_scheduler_step(u.scheduler) != CT_OK)
@@ -312,6 +324,7 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
         }
     }
     if (status == CT_OK) status = keep_state(&u, epoch - 1, &result->state);
+    ct_train_graph_free(graph);
     ct_data_loader_destroy(loader);
     free_updater(&u);
     if (status != CT_OK) return status;
@@ -348,6 +361,10 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--amp %s with DataParallel: autocast is per thread and "
                              "DataParallel's replicas run in threads of their own; train on one device, or "
                              "with several processes (mpirun)", ct_train_amp_name(config->amp));
+    if (config->graph) {
+        ct_status status = ct_train_graph_check(config);
+        if (status != CT_OK) return status;
+    }
     if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
     ct_module *net = model; /* what trains: the model or a wrapper of it */
     if (count > 0) {

@@ -32,7 +32,8 @@ typedef enum ct_status {
     CT_ERR_BACKEND,          /* the driver or library underneath failed */
     CT_ERR_INTERNAL,
     CT_END_OF_DATA,          /* not an error: an iterator has nothing more (ct_data_loader_next) */
-    CT_ERR_TIMEOUT           /* other processes did not arrive in time (a collective: ct_dist_set_timeout) */
+    CT_ERR_TIMEOUT,          /* other processes did not arrive in time (a collective: ct_dist_set_timeout) */
+    CT_ERR_CAPTURE           /* what a graph capture cannot hold (a host sync, ...), or a graph used out of turn */
 } ct_status;
 
 /* The status of the last failed call on this thread (CT_OK if none since ct_clear_error). */

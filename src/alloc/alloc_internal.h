@@ -26,6 +26,7 @@ typedef struct ct_device_allocator {
     void **spare_events;           /* events of finished waits, for the next ones */
     int spare_event_count, spare_event_capacity;
     ct_memory_stats stats;
+    struct ct_graph_pool *capturing; /* the pool of the graph capturing on the device, or NULL */
 } ct_device_allocator;
 
 /* The allocator of a device (checked to be in range), or NULL. */

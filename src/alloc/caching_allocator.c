@@ -3,11 +3,14 @@
  * stream of a device has its own pools (stream_pools.c); blocks used on other streams wait for
  * them when freed (stream_uses.c). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc_internal.h"
+#include "alloc/graph_pool.h"
 #include "core/core_internal.h"
+#include "device/capture.h"
 #include "device/device_internal.h"
 
 #define CT_MIN_BLOCK 512
@@ -75,7 +78,9 @@ static void release_cache_locked(ct_device_allocator *a, ct_device device, const
 {
     ct_pending_frees_collect(a, device, true);
     release_pool(a, &a->default_pool, device, backend);
-    for (int i = 0; i < a->stream_pool_count; i++) release_pool(a, a->stream_pools[i], device, backend);
+    for (int i = 0; i < a->stream_pool_count; i++)
+        if (!(a->stream_pools[i]->stream_id & CT_GRAPH_POOL_BIT)) /* the graphs' stay theirs */
+            release_pool(a, a->stream_pools[i], device, backend);
     ct_spare_events_release(a, device);
 }
 
@@ -90,8 +95,9 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
     int size_class = size_class_of(bytes, &size);
     if (size_class < 0 || size_class >= CT_SIZE_CLASSES) goto out_of_memory;
 
-    uint64_t stream_id = ct_current_stream_id(device);
     pthread_mutex_lock(&a->lock);
+    uint64_t stream_id = ct_graph_pool_redirect(a, ct_current_stream_id(device));
+    bool capturing = stream_id & CT_GRAPH_POOL_BIT;
     if (a->pending) ct_pending_frees_collect(a, device, false);
     ct_stream_pool *pool = ct_stream_pool_get(a, stream_id, ct_current_stream_handle(device));
     if (!pool) {
@@ -112,6 +118,16 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
         pthread_mutex_unlock(&a->lock);
         return block;
     }
+    if (status == CT_ERR_OUT_OF_MEMORY && capturing) {
+        /* Freeing the cache would free device memory while the device captures (a driver call
+         * that waits for the device): the capture ends instead. */
+        pthread_mutex_unlock(&a->lock);
+        char what[64];
+        snprintf(what, sizeof what, "an allocation of %s", ct_format_bytes((double)bytes, asked, sizeof asked));
+        return ct_capture_refuse(device, false, what, "needs memory that neither the graph's pool nor "
+                                 "the device has free, and a capture cannot empty the cache to make room"),
+               NULL;
+    }
     if (status == CT_ERR_OUT_OF_MEMORY) {
         release_cache_locked(a, device, backend);
         status = backend->raw_alloc(device.index, size, &handle);
@@ -131,6 +147,12 @@ ct_block *ct_caching_allocator_malloc(ct_device device, size_t bytes)
     block->device = device;
     block->size_class = size_class;
     block->stream_id = stream_id;
+    if (ct_graph_pool_note_block(a, block) != CT_OK) {
+        backend->raw_free(device.index, handle);
+        free(block);
+        pthread_mutex_unlock(&a->lock);
+        return NULL;
+    }
     a->stats.device_allocations++;
     a->stats.reserved += size;
     note_allocation(&a->stats, size);
@@ -162,6 +184,10 @@ void ct_caching_allocator_free(ct_block *block)
     }
     ct_device_allocator *a = ct_allocator_of(block->device);
     pthread_mutex_lock(&a->lock);
+    /* Freed by a capture: the graph may read it at every replay, so it stays the graph's. */
+    uint64_t freeing_stream = ct_current_stream_id(block->device);
+    uint64_t pool_id = ct_graph_pool_redirect(a, freeing_stream);
+    if (pool_id != freeing_stream) block->stream_id = pool_id;
     a->stats.allocated -= block->size;
     if (block->use_count == 0 || !ct_pending_free_start(a, block->device, block)) ct_stream_pool_put(a, block);
     pthread_mutex_unlock(&a->lock);
@@ -208,6 +234,7 @@ void ct_empty_cache(ct_device device)
     if (ct_device_resolve(device, &device) != CT_OK) return;
     ct_device_allocator *a = ct_allocator_of(device);
     pthread_mutex_lock(&a->lock);
-    release_cache_locked(a, device, ct_backend_table[device.type]);
+    /* Not while the device captures: freeing device memory waits for the device. */
+    if (!a->capturing) release_cache_locked(a, device, ct_backend_table[device.type]);
     pthread_mutex_unlock(&a->lock);
 }

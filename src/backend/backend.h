@@ -17,6 +17,15 @@ ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const b
 ct_status ct_backend_launch_groups(ct_device device, ct_kernel_id kernel,
                                    void *const buffers[CT_KERNEL_MAX_BUFFERS], const ct_kparams *params,
                                    long work_per_group, int group_size);
+/* A launch on a given stream (a backend handle), counted but never captured: what a replay of
+ * recorded launches runs (launch_record.c). */
+ct_status ct_backend_launch_replayed(ct_device device, void *stream, ct_kernel_id kernel,
+                                     void *const buffers[], const ct_kparams *params, long work,
+                                     int group_size);
+/* A product on a given stream, counted but never captured (launch_record.c's replay). */
+ct_status ct_backend_gemm_replayed(ct_device device, void *stream, const ct_gemm_args *args);
+/* Counts a graph launch of a backend that captures itself among ct_device_kernel_launches'. */
+void ct_backend_count_graph_launch(ct_device device);
 /* How the device wants its work split. */
 ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape);
 /* A matrix product on a resolved device, on the current stream. */

@@ -2,6 +2,8 @@
 #include <stdatomic.h>
 
 #include "backend/backend.h"
+#include "backend/launch_record.h"
+#include "device/capture.h"
 #include "core/core_internal.h"
 
 /* Launches per device and kernel, for the conformance test's "every kernel ran on every device"
@@ -24,12 +26,25 @@ static ct_status launch(ct_device device, ct_kernel_id kernel, void *const buffe
     if (params->n <= 0) return CT_OK;
     const ct_backend *backend = ct_backend_of(device);
     if (!backend) return ct_last_error();
+    ct_capture *capture = ct_capture_joined(device);
+    if (capture && capture->record) /* runs at each replay, not now */
+        return ct_launch_record_kernel(capture->record, kernel, buffers, params, work, group_size);
+    if (capture) /* the driver captures it: not a launch that runs now, so not counted */
+        return backend->launch(device.index, capture->stream, kernel, buffers, params, work, group_size);
+    return ct_backend_launch_replayed(device, ct_current_stream_handle(device), kernel, buffers, params,
+                                      work, group_size);
+}
+
+ct_status ct_backend_launch_replayed(ct_device device, void *stream, ct_kernel_id kernel,
+                                     void *const buffers[], const ct_kparams *params, long work,
+                                     int group_size)
+{
     if (device.index >= 0 && device.index < CT_LAUNCH_COUNTED_DEVICES)
         atomic_fetch_add_explicit(&launch_counts[device.type][device.index][kernel], 1,
                                   memory_order_relaxed);
     count_issued(device);
-    return backend->launch(device.index, ct_current_stream_handle(device), kernel, buffers, params,
-                           work, group_size);
+    return ct_backend_table[device.type]->launch(device.index, stream, kernel, buffers, params, work,
+                                                 group_size);
 }
 
 ct_status ct_backend_launch(ct_device device, ct_kernel_id kernel, void *const buffers[CT_KERNEL_MAX_BUFFERS],
@@ -81,9 +96,19 @@ ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *g)
                         "%ld, %ld, %ld) exceeds the BLAS libraries' int sizes",
                         ct_device_format(device, name, sizeof name), g->m, g->n, g->k, g->batch, g->lda,
                         g->ldb, g->ldc);
-    count_issued(device);
-    return backend->gemm(device.index, ct_current_stream_handle(device), g);
+    ct_capture *capture = ct_capture_joined(device);
+    if (capture && capture->record) return ct_launch_record_gemm(capture->record, g);
+    if (capture) return backend->gemm(device.index, capture->stream, g); /* captured: not issued now */
+    return ct_backend_gemm_replayed(device, ct_current_stream_handle(device), g);
 }
+
+ct_status ct_backend_gemm_replayed(ct_device device, void *stream, const ct_gemm_args *g)
+{
+    count_issued(device);
+    return ct_backend_table[device.type]->gemm(device.index, stream, g);
+}
+
+void ct_backend_count_graph_launch(ct_device device) { count_issued(device); }
 
 uint64_t ct_backend_launch_total(ct_device device)
 {

@@ -119,6 +119,7 @@ const char *ct_status_name(ct_status status)
     case CT_ERR_INTERNAL: return "CT_ERR_INTERNAL";
     case CT_END_OF_DATA: return "CT_END_OF_DATA";
     case CT_ERR_TIMEOUT: return "CT_ERR_TIMEOUT";
+    case CT_ERR_CAPTURE: return "CT_ERR_CAPTURE";
     }
     return "CT_ERR_UNKNOWN";
 }

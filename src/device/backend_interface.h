@@ -108,6 +108,18 @@ typedef struct ct_backend {
     /* Asks without waiting: *complete is true once the event has happened (one never recorded
      * has). An error status when the device reports the work before it failed. */
     ct_status (*event_query)(int index, void *event, bool *complete);
+
+    /* Graph capture of the backend's own (CUDA's stream capture); NULL where it has none, and the
+     * backend layer then records launches and products itself and replays them through launch
+     * and gemm (src/backend/launch_record.h). capture_begin: the work queued on stream from then
+     * on joins the capture instead of running, until capture_end, which gives back an executable
+     * graph, or capture_abandon, which discards it; either leaves the stream as before.
+     * graph_launch queues a whole graph on stream; graph_destroy frees one. */
+    ct_status (*capture_begin)(int index, void *stream);
+    ct_status (*capture_end)(int index, void *stream, void **graph);
+    void (*capture_abandon)(int index, void *stream);
+    ct_status (*graph_launch)(int index, void *graph, void *stream);
+    void (*graph_destroy)(int index, void *graph);
 } ct_backend;
 
 /* The backend compiled in for a type, or NULL. Filled by the backend layer. */

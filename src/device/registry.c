@@ -5,6 +5,7 @@
 
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
+#include "device/capture.h"
 #include "device/device_internal.h"
 
 typedef struct backend_state {
@@ -98,6 +99,8 @@ ct_status ct_mem_get_info(ct_device device, size_t *free_bytes, size_t *total_by
 ct_status ct_synchronize(ct_device device)
 {
     ct_status status = ct_device_resolve(device, &device);
+    if (status != CT_OK) return status;
+    status = ct_capture_refuse(device, false, "ct_synchronize", "waits on the host for every stream of the device");
     if (status != CT_OK) return status;
     ct_transfer_count_sync(device);
     return ct_backend_table[device.type]->synchronize(device.index);

@@ -5,6 +5,7 @@
 
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
+#include "device/capture.h"
 #include "device/device_internal.h"
 #include "ctorch/stream.h"
 
@@ -99,6 +100,10 @@ ct_status ct_stream_synchronize(ct_stream *stream)
 {
     if (!stream) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_stream_synchronize: stream is NULL; "
                                  "use ct_synchronize(device) for a device's default stream");
+    ct_capture *capture = ct_capture_of(stream->device);
+    if (capture && capture->stream_id == stream->id)
+        return ct_capture_refuse(stream->device, false, "ct_stream_synchronize",
+                                 "waits on the host for the captured stream, whose work has not run");
     ct_transfer_count_sync(stream->device);
     return ct_backend_table[stream->device.type]->stream_synchronize(stream->device.index, stream->handle);
 }
@@ -161,6 +166,8 @@ ct_status ct_stream_wait_event(ct_stream *stream, ct_event *event)
 ct_status ct_event_synchronize(ct_event *event)
 {
     if (!event) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_event_synchronize: event is NULL");
+    ct_status refused = ct_capture_refuse(event->device, true, "ct_event_synchronize", "waits on the host for the device");
+    if (refused != CT_OK) return refused;
     ct_transfer_count_sync(event->device);
     return ct_backend_table[event->device.type]->event_synchronize(event->device.index, event->handle);
 }

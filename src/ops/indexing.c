@@ -5,6 +5,7 @@
  * (scatter_add); the index gets none. */
 #include <stdlib.h>
 
+#include "device/capture.h"
 #include "ops/ops_autograd.h"
 #include "ops/work_split.h"
 
@@ -23,8 +24,10 @@ ct_status ct_index_value_range(const char *function, const ct_tensor *index, int
     int64_t n = ct_numel(index);
     /* chunks by the device's shape: a group of items per chunk (one item on a CPU) */
     ct_device device = index->storage->device;
+    ct_status status = ct_capture_refuse(device, true, function, "checks its index values on the host");
+    if (status != CT_OK) return status;
     ct_reduce_split split;
-    ct_status status = ct_split_rows(device, 1, n, &split);
+    status = ct_split_rows(device, 1, n, &split);
     if (status != CT_OK) return status;
     int64_t chunks = split.chunks;
     int64_t ranges_shape = 2 * chunks;

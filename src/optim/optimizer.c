@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/capture.h"
 #include "optim/optimizer_internal.h"
+#include "tensor/tensor_internal.h"
 
 static const char *const sgd_state[] = {"momentum_buffer"};
 static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
@@ -168,9 +170,32 @@ ct_status ct_optimizer_step_all(ct_optimizer *o)
     return status;
 }
 
+/* A step a graph captures replays its host values (graph.h): Adam's bias correction changes every
+ * step, and SGD's first step with momentum (buf = g) differs from the later ones. */
+static ct_status refuse_capture(const ct_optimizer *o)
+{
+    for (int64_t i = 0; i < o->count; i++) {
+        ct_device device = ct_tensor_device(o->params[i].param);
+        if (!ct_capture_joined(device)) continue;
+        if (o->kind != CT_OPTIM_SGD)
+            return ct_capture_refuse(device, true, o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
+                                                                             : "ct_optimizer_step (AdamW)",
+                                     "computes its bias correction on the host from the step count, "
+                                     "which a replay would not advance (capture SGD, or step Adam "
+                                     "outside the graph)");
+        if (o->sgd.momentum != 0 && !o->params[i].state[0])
+            return ct_capture_refuse(device, true, "ct_optimizer_step (SGD's first step)",
+                                     "sets the momentum buffer to the gradient where later steps "
+                                     "blend it in (take a step before capturing)");
+    }
+    return CT_OK;
+}
+
 ct_status ct_optimizer_step(ct_optimizer *o)
 {
     if (!o) return ct_null_argument("ct_optimizer_step", "optimizer"), ct_last_error();
+    ct_status refused = refuse_capture(o);
+    if (refused != CT_OK) return refused;
     ct_api_enter();
     ct_no_grad_push(); /* the update is not part of any graph */
     ct_status status = ct_optimizer_step_all(o);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "device/capture.h"
 #include "tensor/random_internal.h"
 #include "tensor/tensor_internal.h"
 
@@ -42,6 +43,10 @@ static ct_status reserve_counters(const char *function, ct_device device, uint64
                         "devices 0 to %d of each type", function,
                         ct_device_format(device, name, sizeof name), CT_MAX_DEVICES_PER_TYPE - 1);
     }
+    ct_status refused = ct_capture_refuse(device, true, function, "draws random numbers from a counter "
+                                          "the host advances at capture time, so every replay would "
+                                          "draw the same ones");
+    if (refused != CT_OK) return refused;
     pthread_mutex_lock(&generator_lock);
     *seed = generator_seed;
     *offset = generator_offsets[device.type][device.index];

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/capture.h"
 #include "tensor/autograd_node.h"
 #include "tensor/tensor_internal.h"
 
@@ -46,6 +47,9 @@ static ct_tensor *to_non_blocking(const ct_tensor *t, ct_device target, ct_dtype
 {
     *failed = true;
     ct_device from = t->storage->device;
+    if (ct_capture_refuse(from, true, "ct_to (non-blocking) between devices", "copies between the host and a device") != CT_OK ||
+        ct_capture_refuse(target, true, "ct_to (non-blocking) between devices", "copies between the host and a device") != CT_OK)
+        return NULL;
     char name[CT_DEVICE_STRING_MAX];
     size_t bytes = (size_t)ct_numel(t) * ct_dtype_size(dtype);
     if (from.type == CT_CPU && target.type != CT_CPU) {
@@ -256,6 +260,9 @@ ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_to_array: the tensor has %zu bytes "
                         "(%lld x %s) but dst has room for %zu", bytes, (long long)ct_numel(t),
                         ct_dtype_name(t->dtype), dst_bytes);
+    ct_status refused = ct_capture_refuse(t->storage->device, true, "ct_tensor_to_array (or ct_item)",
+                                          "waits on the host for values the captured work has not computed");
+    if (refused != CT_OK) return refused;
     ct_api_enter();
     ct_tensor *c = contiguous_as(t, t->dtype, false);
     ct_status status = c ? CT_OK : ct_last_error();

@@ -2,6 +2,7 @@
  * wait counted per device (ct_transfer_stats). */
 #include <stdlib.h>
 
+#include "device/capture.h"
 #include "tensor/tensor_internal.h"
 
 ct_status ct_transfer_host_to_device(ct_device device, void *dst, size_t dst_offset, const void *src,
@@ -9,6 +10,9 @@ ct_status ct_transfer_host_to_device(ct_device device, void *dst, size_t dst_off
 {
     const ct_backend *backend = ct_backend_of(device);
     if (!backend) return ct_last_error();
+    ct_status refused = ct_capture_refuse(device, true, "a copy from host memory to the device",
+                                          "reads the host now, and a replay would not read it again");
+    if (refused != CT_OK) return refused;
     ct_transfer_count(device, CT_TRANSFER_HOST_TO_DEVICE, bytes);
     return backend->copy_host_to_device(device.index, dst, dst_offset, src, bytes);
 }
@@ -18,6 +22,9 @@ ct_status ct_transfer_device_to_host(ct_device device, void *dst, const void *sr
 {
     const ct_backend *backend = ct_backend_of(device);
     if (!backend) return ct_last_error();
+    ct_status refused = ct_capture_refuse(device, true, "a copy from the device to host memory",
+                                          "waits on the host for values the captured work has not computed");
+    if (refused != CT_OK) return refused;
     ct_transfer_count(device, CT_TRANSFER_DEVICE_TO_HOST, bytes);
     ct_transfer_count_sync(device);
     return backend->copy_device_to_host(device.index, dst, src, src_offset, bytes);
@@ -35,6 +42,9 @@ ct_status ct_transfer_between_devices(ct_device to, void *dst, size_t dst_offset
         return ct_transfer_host_to_device(to, dst, dst_offset, (const char *)src + src_offset, bytes);
     if (to.type == CT_CPU)
         return ct_transfer_device_to_host(from, (char *)dst + dst_offset, src, src_offset, bytes);
+    ct_status refused = ct_capture_refuse(from, true, "a copy between devices", "is not a launch a graph can hold");
+    if (refused == CT_OK) refused = ct_capture_refuse(to, true, "a copy between devices", "is not a launch a graph can hold");
+    if (refused != CT_OK) return refused;
     if (ct_device_equal(from, to)) {
         ct_transfer_count(to, CT_TRANSFER_DEVICE_TO_DEVICE, bytes);
         return source->copy_device_to_device(from.index, dst, dst_offset, src, src_offset, bytes);

@@ -463,6 +463,11 @@ static void data_streams_and_distributed(void **state)
     expect_status(ct_event_record(NULL, NULL));
     expect_status(ct_stream_wait_event(NULL, NULL));
     expect_status(ct_event_synchronize(NULL));
+    expect_status(ct_graph_begin(NULL, CT_DEVICE_CPU, NULL));
+    expect_status(ct_graph_end(NULL));
+    expect_status(ct_graph_replay(NULL));
+    expect_recorded(ct_graph_device(NULL));
+    expect_recorded(ct_graph_pool_bytes_held(NULL));
 
     /* Collectives first need a process group (CT_ERR_UNAVAILABLE without one); within a group,
      * a NULL tensor on any rank fails on every rank (tests/distributed/test_mismatch.c). */
@@ -495,6 +500,7 @@ static void releasing_null_does_nothing(void **state)
     ct_data_loader_destroy(NULL);
     ct_stream_destroy(NULL);
     ct_event_destroy(NULL);
+    ct_graph_free(NULL);
     ct_device_guard_exit(NULL);
     /* a failed ct_dist_all_reduce_async gives NULL: waiting for it frees nothing, it is done */
     assert_int_equal(ct_dist_work_wait(NULL), CT_OK);

@@ -33,7 +33,7 @@ endforeach()
 # The driver, one file per part (standin_internal.h). Its symbols are hidden but for the driver's
 # functions and standin.h's, so that no internal name can interpose on one of the process that
 # loads it (checked by cuda/test_standin_exports).
-set(standin_driver_sources state workers blocks devices memory copies streams modules errors test_hooks)
+set(standin_driver_sources state workers blocks devices memory copies streams graphs modules errors test_hooks)
 list(TRANSFORM standin_driver_sources PREPEND ${standin_dir}/standin_)
 list(TRANSFORM standin_driver_sources APPEND .c)
 add_library(ctorch_cuda_standin SHARED ${standin_driver_sources} ${standin_kernel_sources})
@@ -199,3 +199,6 @@ set_tests_properties(cuda/test_cuda_tf32_only_when_allowed_environment PROPERTIE
 set_property(TEST cuda/test_cuda_same_bits_as_the_cpu APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")
 # Fused optimizer steps against steps per parameter on both devices.
 set_property(TEST cuda/test_cuda_fused_optimizer_steps APPEND PROPERTY ENVIRONMENT "CTORCH_CUDA_STANDIN_DEVICES=2")
+# Graphs by stream capture on one stand-in device of 64 MB (an allocation a capture cannot get).
+set_property(TEST cuda/test_cuda_graphs APPEND PROPERTY ENVIRONMENT
+             "CTORCH_CUDA_STANDIN_DEVICES=1" "CTORCH_CUDA_STANDIN_MEMORY_MB=64")

@@ -42,6 +42,7 @@ typedef struct ctorch_standin_counts {
     long launches, module_loads, host_funcs;
     long stream_creates, event_records, stream_waits, synchronizes;
     long gemms; /* from the stand-in cuBLAS */
+    long captures, graph_launches;
 } ctorch_standin_counts;
 void ctorch_standin_get_counts(ctorch_standin_counts *out);
 typedef void (*ctorch_standin_get_counts_fn)(ctorch_standin_counts *out);

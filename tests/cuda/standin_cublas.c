@@ -14,8 +14,12 @@
  *   sgemm) in every mode, since TF32 rounding is not what the stand-in is for;
  * - arguments are checked as cuBLAS checks them (CUBLAS_STATUS_INVALID_VALUE), and every matrix
  *   must lie in live device memory of the handle's device (EXECUTION_FAILED otherwise).
- * Not modelled: other pointer modes, the math modes' arithmetic, workspaces, and any call not in
- * the list. */
+ * - a product queued on a capturing stream (a graph capture) is recorded into the graph with its
+ *   alpha and beta, and needs a workspace of the caller's set by cublasSetWorkspace since the last
+ *   cublasSetStream (which resets it, as cuBLAS's does): without, CUBLAS_STATUS_NOT_SUPPORTED,
+ *   where a cuBLAS would allocate its own during the capture.
+ * Not modelled: other pointer modes, the math modes' arithmetic, what a workspace holds, and any
+ * call not in the list. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +34,7 @@
 struct cublasContext {
     int device;
     cudaStream_t stream;
+    bool workspace_set; /* cublasSetWorkspace since the last cublasSetStream, which resets it */
     cublasMath_t math_mode; /* CUBLAS_DEFAULT_MATH (0) from calloc, as a new handle's */
 };
 
@@ -92,6 +97,16 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream)
 {
     if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
     handle->stream = stream;
+    handle->workspace_set = false;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace, size_t bytes)
+{
+    if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (bytes && (!workspace || !ctorch_standin_host_address((CUdeviceptr)(uintptr_t)workspace, bytes, NULL)))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    handle->workspace_set = bytes > 0;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -202,6 +217,13 @@ static cublasStatus_t gemm(const char *call, cublasHandle_t handle, bool f64, cu
                 "handle's device is %d\n", call, stream_device < 0 ? "not a live stream" : "another "
                 "device's", stream_device, handle->device);
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (cuStreamIsCapturing(handle->stream, &capturing) == CUDA_SUCCESS &&
+        capturing != CU_STREAM_CAPTURE_STATUS_NONE && !handle->workspace_set) {
+        fprintf(stderr, "ctorch CUDA stand-in: %s: a product captured into a graph needs a workspace of "
+                "the caller's (cublasSetWorkspace after cublasSetStream)\n", call);
+        return CUBLAS_STATUS_NOT_SUPPORTED;
     }
     size_t element = f64 ? sizeof(double) : sizeof(float);
     gemm_call *g = calloc(1, sizeof *g);

@@ -317,6 +317,8 @@ CUresult cuCtxSynchronize(void)
 {
     ENTER_CONTEXT(ctx);
     standin_call_counts.synchronizes++;
+    CUresult refused = standin_capture_refuse_sync(ctx, NULL, "cuCtxSynchronize");
+    if (refused != CUDA_SUCCESS) return standin_leave(refused);
     standin_drain_context(ctx);
     return standin_leave(ctx->failure);
 }

@@ -47,6 +47,7 @@
  *   standin_memory.c      device and pinned host allocations
  *   standin_copies.c      copies between host and devices
  *   standin_streams.c     streams, host functions, events
+ *   standin_graphs.c      stream capture into graphs, and graph launches
  *   standin_modules.c     PTX modules, kernels by name, launches
  *   standin_blocks.c      a launch's blocks, their threads as fibers, barriers
  *   standin_errors.c      the driver's error names and texts
@@ -177,8 +178,13 @@ typedef struct standin_body {
 
 typedef enum { OP_MARKER, OP_COPY, OP_KERNEL, OP_HOST_FUNCTION, OP_CALL } op_kind;
 
+struct captured_ops;
+
 typedef struct op {
     struct op *next;
+    /* A graph's operations, while this copy of one of them runs (a graph launch): what it points
+     * into (a copy's staging, a call's argument) lives as long as they do. */
+    struct captured_ops *owner;
     uint64_t seq;
     op_kind kind;
     int wait_count, wait_capacity;
@@ -220,6 +226,12 @@ struct CUstream_st {
     timeline *line;
     op *head, *tail;
     struct CUstream_st *next; /* every stream still running, destroyed ones until drained */
+    /* Stream capture (standin_graphs.c): the operations queued while capturing join this graph
+     * instead of running; invalidated by what a capture cannot hold (a synchronisation). */
+    struct CUgraph_st *capture;
+    CUstreamCaptureMode capture_mode;
+    pthread_t capture_thread;
+    bool capture_invalidated;
     struct CUstream_st *next_unserved;
 };
 
@@ -238,6 +250,15 @@ CUstream standin_stream_new(CUcontext ctx, bool is_null, bool blocking);
  * the NULL stream's earlier work. Returns o's number in s. */
 uint64_t standin_enqueue(CUstream s, op *o);
 void standin_wait_for(timeline *line, uint64_t seq);
+/* Stream capture (standin_graphs.c). Appends o to the graph s captures into (called by
+ * standin_enqueue for a capturing stream). */
+void standin_capture_append(CUstream s, op *o);
+/* A capture cannot hold a synchronisation: invalidates the captures of s (or, s NULL, of every
+ * stream of ctx) and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, or CUDA_SUCCESS when none
+ * captures. */
+CUresult standin_capture_refuse_sync(CUcontext ctx, CUstream s, const char *call);
+/* Drops a reference to a graph's operations (op->owner). */
+void standin_captured_unref(struct captured_ops *ops);
 /* Waits until every stream of ctx has finished what was queued so far. */
 void standin_drain_context(CUcontext ctx);
 void standin_drain_all(void);

@@ -64,6 +64,7 @@ CUresult cuStreamSynchronize(CUstream handle)
         if (r == CUDA_ERROR_INVALID_CONTEXT) standin_complain("cuStreamSynchronize(NULL) without a current context");
         return standin_leave(r);
     }
+    if (s->capture) return standin_leave(standin_capture_refuse_sync(s->ctx, s, "cuStreamSynchronize"));
     CUcontext ctx = s->ctx; /* s may be destroyed and freed while this waits */
     timeline *line = standin_timeline_ref(s->line);
     if (s->is_null) {
@@ -159,6 +160,10 @@ CUresult cuEventRecord(CUevent event, CUstream handle)
         standin_complain("cuEventRecord: an event of device %d recorded on a stream of device %d",
                          event->ctx->device, s->ctx->device);
         return standin_leave(CUDA_ERROR_INVALID_HANDLE);
+    }
+    if (s->capture) { /* a real driver makes it a node of the graph; ctorch records none there */
+        standin_complain("cuEventRecord on a capturing stream: the stand-in does not capture events");
+        return standin_leave(CUDA_ERROR_NOT_SUPPORTED);
     }
     uint64_t seq = standin_enqueue(s, standin_op_new(OP_MARKER));
     standin_timeline_unref(event->line);

@@ -51,6 +51,7 @@ void standin_op_free(op *o)
     for (int i = 0; i < o->wait_count; i++) standin_timeline_unref(o->waits[i].line);
     free(o->waits);
     if (o->kind == OP_COPY) free(o->u.copy.staging);
+    if (o->owner) standin_captured_unref(o->owner);
     free(o);
 }
 
@@ -181,6 +182,10 @@ CUstream standin_stream_new(CUcontext ctx, bool is_null, bool blocking)
 
 uint64_t standin_enqueue(CUstream s, op *o)
 {
+    if (s->capture) { /* recorded, not run: number 0, which every wait has reached */
+        standin_capture_append(s, o);
+        return 0;
+    }
     CUcontext ctx = s->ctx;
     if (s->is_null) {
         for (CUstream t = standin_streams; t; t = t->next)

@@ -30,4 +30,9 @@ const ct_backend ct_cuda_backend = {
     .stream_wait_event = ct_cuda_stream_wait_event,
     .event_synchronize = ct_cuda_event_synchronize,
     .event_query = ct_cuda_event_query,
+    .capture_begin = ct_cuda_capture_begin,
+    .capture_end = ct_cuda_capture_end,
+    .capture_abandon = ct_cuda_capture_abandon,
+    .graph_launch = ct_cuda_graph_launch,
+    .graph_destroy = ct_cuda_graph_destroy,
 };

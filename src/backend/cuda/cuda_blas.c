@@ -105,6 +105,10 @@ ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *g)
         pthread_mutex_unlock(&device->blas_lock);
         return cublas_fail(index, "cublasSetStream", result);
     }
+    if ((status = ct_cuda_blas_workspace_for_capture(index, ct_cuda_stream(stream))) != CT_OK) {
+        pthread_mutex_unlock(&device->blas_lock);
+        return status;
+    }
     bool tf32 = g->dtype == CT_F32 && ct_float32_matmul_allows_tf32();
     result = cublas->cublasSetMathMode(device->blas, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     if (result != CUBLAS_STATUS_SUCCESS) {

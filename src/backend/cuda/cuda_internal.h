@@ -42,6 +42,9 @@ typedef struct ct_cuda_device {
      * handle state). */
     pthread_mutex_t blas_lock;
     cublasHandle_t blas;
+    /* Its workspace for products captured into a graph (cuda_graphs.c): made at the first one,
+     * kept for the device's life, as graphs hold its address. */
+    CUdeviceptr blas_workspace;
 } ct_cuda_device;
 
 /* Filled by init, read-only afterwards (apart from the lazily made parts above, under locks). */
@@ -104,6 +107,16 @@ ct_status ct_cuda_event_record(int index, void *event, void *stream);
 ct_status ct_cuda_stream_wait_event(int index, void *stream, void *event);
 ct_status ct_cuda_event_synchronize(int index, void *event);
 ct_status ct_cuda_event_query(int index, void *event, bool *complete);
+
+/* Graph capture (cuda_graphs.c). */
+ct_status ct_cuda_capture_begin(int index, void *stream);
+ct_status ct_cuda_capture_end(int index, void *stream, void **graph);
+void ct_cuda_capture_abandon(int index, void *stream);
+ct_status ct_cuda_graph_launch(int index, void *graph, void *stream);
+void ct_cuda_graph_destroy(int index, void *graph);
+/* Sets the cuBLAS handle's workspace when stream is capturing (cuBLAS allocates none during a
+ * capture); the device's context is current and its blas_lock held. */
+ct_status ct_cuda_blas_workspace_for_capture(int index, CUstream stream);
 
 /* The CUfunction of a kernel id on a device, compiling its family on first use (see
  * cuda_programs.c). The device's context is current. */

@@ -42,7 +42,9 @@
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent)                 \
     X(cuLaunchHostFunc)                                                                              \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)        \
-    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)
+    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)              \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing)                            \
+    X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 #define CT_CUDA_NVRTC_FUNCTIONS(X)                                                                   \
     X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)              \
@@ -50,7 +52,8 @@
     X(nvrtcDestroyProgram)
 
 #define CT_CUDA_CUBLAS_FUNCTIONS(X)                                                                  \
-    X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetMathMode) X(cublasSgemm)          \
+    X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetWorkspace) X(cublasSetMathMode)   \
+    X(cublasSgemm)                                                                                   \
     X(cublasDgemm) X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
 
 #define CT_CUDA_MEMBER_(f) __typeof__(&f) f;

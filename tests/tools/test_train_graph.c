@@ -1,0 +1,143 @@
+/* `ctorch train --graph`: the step captured once and replayed gives the very run of the eager
+ * loop with the same seed (SGD): every step's loss, the parameters bit for bit, the test accuracy,
+ * on the cpu and on opencl:0 (the ragged last batch runs eagerly); --drop-last leaves it out; the
+ * options a replay cannot follow are refused, naming what --graph needs. */
+#include <math.h>
+#include <stdio.h>
+
+#include "test_common.h"
+#include "train.h"
+
+enum { EPOCHS = 2, MAX_STEPS = 512 };
+
+typedef struct step_losses {
+    double values[MAX_STEPS];
+    int64_t count;
+} step_losses;
+
+static void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
+{
+    (void)epoch, (void)step, (void)steps;
+    step_losses *losses = context;
+    assert_true(losses->count < MAX_STEPS);
+    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
+    losses->count++;
+}
+
+static ct_train_config sgd_config(ct_device device, bool graph, bool drop_last)
+{
+    ct_train_config config = ct_train_config_default(CT_TRAIN_MLP);
+    config.optimizer = CT_TRAIN_SGD;
+    config.lr = ct_train_default_lr(CT_TRAIN_MLP, CT_TRAIN_SGD);
+    config.epochs = EPOCHS;
+    config.seed = 3;
+    config.device = device;
+    config.graph = graph;
+    config.drop_last = drop_last;
+    return config;
+}
+
+static ct_module *train(const ct_train_data *data, ct_train_config config, step_losses *losses,
+                        ct_train_result *result)
+{
+    ct_manual_seed(config.seed);
+    ct_module *model = ct_train_model_create(config.model, data->features, data->classes);
+    assert_non_null(model);
+    ct_train_observer observer = {.on_step = record_loss, .context = losses};
+    if (ct_train_run(model, data, &config, &observer, result) != CT_OK) fail_msg("%s", ct_train_error_message());
+    ct_train_state_free(&result->state);
+    return model;
+}
+
+static void expect_same_parameters(const ct_module *a, const ct_module *b)
+{
+    ct_named_tensors *pa = ct_module_named_parameters(a), *pb = ct_module_named_parameters(b);
+    assert_int_equal(pa->count, pb->count);
+    for (int64_t i = 0; i < pa->count; i++) {
+        const ct_tensor *ta = pa->tensors[i], *tb = pb->tensors[i];
+        int64_t n = ct_numel(ta);
+        float *va = calloc((size_t)n, sizeof *va), *vb = calloc((size_t)n, sizeof *vb);
+        assert_int_equal(ct_tensor_to_array(ta, va, (size_t)n * sizeof *va), CT_OK);
+        assert_int_equal(ct_tensor_to_array(tb, vb, (size_t)n * sizeof *vb), CT_OK);
+        if (memcmp(va, vb, (size_t)n * sizeof *va) != 0)
+            fail_msg("%s differs between the eager and the replayed run", pa->names[i]);
+        free(va);
+        free(vb);
+    }
+    ct_named_tensors_free(pa);
+    ct_named_tensors_free(pb);
+}
+
+static void graph_run_equals_eager_run(ct_device device)
+{
+    ct_train_data data;
+    if (ct_train_data_load(CTORCH_DIGITS_PATH, 0, &data) != CT_OK) fail_msg("%s", ct_train_error_message());
+    static step_losses eager_losses, graph_losses;
+    eager_losses.count = graph_losses.count = 0;
+    ct_train_result eager, replayed;
+    ct_module *a = train(&data, sgd_config(device, false, false), &eager_losses, &eager);
+    ct_module *b = train(&data, sgd_config(device, true, false), &graph_losses, &replayed);
+    assert_int_equal(graph_losses.count, eager_losses.count);
+    for (int64_t i = 0; i < eager_losses.count; i++)
+        if (graph_losses.values[i] != eager_losses.values[i])
+            fail_msg("step %lld: loss %.9g replayed, %.9g eager", (long long)i, graph_losses.values[i],
+                     eager_losses.values[i]);
+    expect_same_parameters(a, b);
+    assert_true(eager.test_accuracy > 0.85);
+    assert_float_equal(replayed.test_accuracy, eager.test_accuracy, 0.0);
+    assert_float_equal(replayed.final_loss, eager.final_loss, 1e-6 * eager.final_loss);
+    ct_module_release(a);
+    ct_module_release(b);
+
+    /* --drop-last: 1437 samples in batches of 32 leave 29 out of each epoch. */
+    graph_losses.count = 0;
+    ct_module *c = train(&data, sgd_config(device, true, true), &graph_losses, &replayed);
+    assert_int_equal(graph_losses.count, EPOCHS * (ct_dataset_size(data.train) / 32));
+    assert_true(replayed.test_accuracy > 0.85);
+    ct_module_release(c);
+    ct_train_data_free(&data);
+}
+
+static void graph_run_equals_eager_run_on_the_cpu(void **state)
+{
+    (void)state;
+    graph_run_equals_eager_run(CT_DEVICE_CPU);
+}
+
+static void graph_run_equals_eager_run_on_opencl(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) == 0) skip();
+    graph_run_equals_eager_run((ct_device){CT_OPENCL, 0});
+}
+
+static void options_a_replay_cannot_follow_are_refused(void **state)
+{
+    (void)state;
+    ct_train_data data;
+    if (ct_train_data_load(CTORCH_DIGITS_PATH, 0, &data) != CT_OK) fail_msg("%s", ct_train_error_message());
+    for (int k = 0; k < 3; k++) {
+        ct_train_config config = sgd_config(CT_DEVICE_CPU, true, false);
+        if (k == 0) config.optimizer = CT_TRAIN_ADAM;
+        if (k == 1) config.clip_grad = 1.0;
+        if (k == 2) config.schedule.kind = CT_TRAIN_SCHEDULE_COSINE;
+        ct_module *model = ct_train_model_create(config.model, data.features, data.classes);
+        ct_train_result result;
+        assert_int_equal(ct_train_run(model, &data, &config, NULL, &result), CT_ERR_INVALID_ARGUMENT);
+        const char *needed[3] = {"needs --optimizer sgd", "needs no --clip-grad", "needs no --lr-schedule"};
+        if (!strstr(ct_train_error_message(), needed[k]))
+            fail_msg("message '%s' lacks '%s'", ct_train_error_message(), needed[k]);
+        ct_module_release(model);
+    }
+    ct_train_data_free(&data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(graph_run_equals_eager_run_on_the_cpu),
+        cmocka_unit_test(graph_run_equals_eager_run_on_opencl),
+        cmocka_unit_test(options_a_replay_cannot_follow_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
