@@ -54,25 +54,31 @@ ct_tensor *ct_grad_scaler_scale(ct_grad_scaler *scaler, const ct_tensor *loss)
     return ct_mul_scalar(loss, scaler->scale);
 }
 
+/* 16-bit gradients lose small values when unscaled: refused, as PyTorch refuses them. */
+static ct_status check_gradient_dtypes(const char *function, const ct_optimizer *optimizer)
+{
+    for (int64_t i = 0; i < optimizer->count; i++) {
+        ct_tensor *grad = ct_grad(optimizer->params[i].param);
+        ct_dtype dtype = grad ? ct_tensor_dtype(grad) : CT_F32;
+        ct_release(grad);
+        if (dtype == CT_F16 || dtype == CT_BF16)
+            return ct_error(CT_ERR_DTYPE, "%s: parameter %lld has a %s gradient; unscaling 16-bit "
+                            "gradients loses them (as PyTorch refuses): keep float32 parameters and "
+                            "let autocast cast them", function, (long long)i, ct_dtype_name(dtype));
+    }
+    return CT_OK;
+}
+
 /* Each gradient times 1/scale, written back in place; *found_inf when any element of any of
  * them is inf or NaN. x * 0 is 0 for finite x and NaN otherwise, so one sum of those over every
  * gradient, read once, answers for all of them. */
 static ct_status unscale_gradients(ct_optimizer *optimizer, double inverse, bool *found_inf)
 {
-    ct_status status = CT_OK;
+    ct_status status = check_gradient_dtypes("ct_grad_scaler_unscale_", optimizer);
     ct_tensor *flags = NULL;
     for (int64_t i = 0; i < optimizer->count && status == CT_OK; i++) {
         ct_tensor *grad = ct_grad(optimizer->params[i].param);
         if (!grad) continue;
-        ct_dtype dtype = ct_tensor_dtype(grad);
-        if (dtype == CT_F16 || dtype == CT_BF16) {
-            status = ct_error(CT_ERR_DTYPE, "ct_grad_scaler_unscale_: parameter %lld has a %s "
-                              "gradient; unscaling 16-bit gradients loses them (as PyTorch "
-                              "refuses): keep float32 parameters and let autocast cast them",
-                              (long long)i, ct_dtype_name(dtype));
-            ct_release(grad);
-            break;
-        }
         ct_tensor *unscaled = ct_mul_scalar(grad, inverse);
         ct_tensor *zeros = unscaled ? ct_mul_scalar(unscaled, 0.0) : NULL;
         ct_tensor *sum = zeros ? ct_sum(zeros, NULL, 0, false) : NULL;
@@ -125,8 +131,20 @@ ct_status ct_grad_scaler_step(ct_grad_scaler *scaler, ct_optimizer *optimizer, b
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_grad_scaler_step: already called since the "
                         "last ct_grad_scaler_update (call update after each step)");
     if (scaler->stage == READY) {
-        ct_status status = ct_grad_scaler_unscale_(scaler, optimizer);
+        /* not unscaled yet: the fused step checks, unscales and updates in its own launches */
+        ct_status status = check_gradient_dtypes("ct_grad_scaler_step", optimizer);
+        bool found_inf = false;
+        if (status == CT_OK) status = ct_optimizer_step_unscaled(optimizer, 1.0 / scaler->scale, &found_inf);
         if (status != CT_OK) return status;
+        scaler->found_inf = found_inf;
+        scaler->stage = STEPPED;
+        if (found_inf) {
+            scaler->skipped++;
+            ct_log_message(CT_LOG_INFO, "ct_grad_scaler_step: a gradient holds inf or NaN at scale %g; "
+                           "the step is skipped", scaler->scale);
+        }
+        if (stepped) *stepped = !found_inf;
+        return CT_OK;
     }
     scaler->stage = STEPPED;
     if (scaler->found_inf) {

@@ -236,5 +236,5 @@ static const conf_case clip_cases[] = {
 const conf_op conf_optim_ops[] = {
     ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases),
     /* partial sums in another order than the CPU's (a device's pow): 64 ulps of the total */
-    {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL}};
+    {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL, 0}};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);
