@@ -2,6 +2,7 @@
  * capture, and leaves the stream and the allocator usable (an eager op and a new capture work);
  * graphs used out of turn are refused; tensors freed during a capture stay the graph's until it
  * is freed. On the CPU and on OpenCL (PoCL). */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -159,6 +160,42 @@ static void tensors_freed_during_a_capture_stay_the_graphs(void **state)
     }
 }
 
+/* A capture cannot check the targets on the host: a class out of range then gives a NaN loss at
+ * the replay (and no read out of bounds), and the next replay with good classes is right again. */
+static void cross_entropy_in_a_graph_gives_nan_for_a_class_out_of_range(void **state)
+{
+    (void)state;
+    ct_device devices[2];
+    for (int d = 0; d < device_list(devices); d++) {
+        ct_scope_push();
+        ct_tensor *logits = ct_randn((int64_t[]){4, 5}, 2, CT_F32, devices[d]);
+        ct_tensor *target = ct_zeros((int64_t[]){4}, 1, CT_I64, devices[d]);
+        ct_graph *graph = ct_graph_new();
+        assert_int_equal(ct_graph_begin(graph, devices[d], NULL), CT_OK);
+        ct_tensor *loss = ct_cross_entropy(logits, target, 0.0);
+        assert_non_null(loss);
+        assert_int_equal(ct_graph_end(graph), CT_OK);
+        const int64_t cases[3][4] = {{0, 1, 2, 4}, {0, 5, 2, 1}, {-1, 1, 2, 3}};
+        for (int c = 0; c < 3; c++) {
+            ct_tensor *host = ct_tensor_from_data(cases[c], CT_I64, (int64_t[]){4}, 1, CT_DEVICE_CPU);
+            assert_int_equal(ct_copy_(target, host), CT_OK);
+            assert_int_equal(ct_graph_replay(graph), CT_OK);
+            double value = 0;
+            assert_int_equal(ct_item(loss, &value), CT_OK);
+            if (c == 0) {
+                ct_tensor *eager = ct_cross_entropy(logits, target, 0.0);
+                double expected = 0;
+                assert_int_equal(ct_item(eager, &expected), CT_OK);
+                assert_float_equal(value, expected, 0.0);
+            } else if (!isnan(value)) {
+                fail_msg("targets case %d: loss %g, not NaN", c, value);
+            }
+        }
+        ct_graph_free(graph);
+        ct_scope_pop();
+    }
+}
+
 typedef struct other_thread {
     ct_device device;
     ct_status status;
@@ -208,6 +245,7 @@ int main(void)
         cmocka_unit_test(graphs_used_out_of_turn_are_refused),
         cmocka_unit_test(tensors_freed_during_a_capture_stay_the_graphs),
         cmocka_unit_test(another_threads_sync_is_refused_and_the_capture_goes_on),
+        cmocka_unit_test(cross_entropy_in_a_graph_gives_nan_for_a_class_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
