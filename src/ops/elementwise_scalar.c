@@ -47,7 +47,7 @@ static ct_tensor *scalar(const scalar_op *op, const ct_tensor *a, double s)
     ct_tensor *ct_##name##_scalar(const ct_tensor *a, double s)                                  \
     {                                                                                            \
         CT_API_ENTER;                                                                            \
-        static const scalar_op op = {"ct_" #name "_scalar", CT_KERNELS_BY_FLOAT_DTYPE(name##_scalar), \
+        static const scalar_op op = {"ct_" #name "_scalar", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(name##_scalar), \
                                      compare, work, backward_name, backward, saves_input};        \
         return ct_api_return(scalar(&op, a, s));                                                 \
     }
@@ -67,7 +67,7 @@ CT_DEFINE_SCALAR_OP(ge, true, 2, NULL, NULL, false)
 ct_tensor *ct_sub_scalar(const ct_tensor *a, double s)
 {
     CT_API_ENTER;
-    static const scalar_op op = {"ct_sub_scalar", CT_KERNELS_BY_FLOAT_DTYPE(sub_scalar), false, 2,
+    static const scalar_op op = {"ct_sub_scalar", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sub_scalar), false, 2,
                                  "SubBackward", ct_sub_scalar_backward, false};
     if (a && a->dtype == CT_BOOL)
         return ct_api_return(ct_elementwise_dtype_error(
