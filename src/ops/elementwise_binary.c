@@ -33,21 +33,27 @@ static const binary_op op_sub = {"ct_sub", RULE_NO_BOOL, CT_KERNELS_BY_NUMERIC_O
                                  "SubBackward", ct_sub_backward, false, false};
 static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(mul), 3, NULL,
                                  "MulBackward", ct_mul_backward, true, false};
-static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(div), 3, NULL,
-                                 "DivBackward", ct_div_backward, true, false};
+static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(div), 3,
+                                 NULL, "DivBackward", ct_div_backward, true, false};
 static const binary_op op_pow = {"ct_pow", RULE_NUMERIC, CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(pow), 16,
                                  "convert one operand with ct_to_dtype first",
                                  "PowBackward", ct_pow_backward, true, true};
-static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(maximum), 3, NULL,
-                                     "MaximumBackward", ct_maximum_backward, true, false};
-static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(minimum), 3, NULL,
-                                     "MinimumBackward", ct_minimum_backward, true, false};
-static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(eq), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ne), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(lt), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(le), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(gt), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ge), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(maximum), 3,
+                                     NULL, "MaximumBackward", ct_maximum_backward, true, false};
+static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(minimum), 3,
+                                     NULL, "MinimumBackward", ct_minimum_backward, true, false};
+static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(eq), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ne), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(lt), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(le), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(gt), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ge), 3, NULL,
+                                NULL, NULL, false, false};
 
 static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tensor *b)
 {

@@ -1,5 +1,6 @@
 /* Elementwise ops of a tensor and a scalar. The scalar acts as a Python float: a floating tensor
- * keeps its dtype (the scalar is rounded to it), an integer or bool tensor computes in float32.
+ * keeps its dtype (the scalar is rounded to the type the kernel computes in: float32 for float16
+ * and bfloat16, as PyTorch's opmath), an integer or bool tensor computes in float32.
  * The scalar travels in the kernel's parameters, so nothing is allocated for it. */
 #include "ops/elementwise_backward.h"
 #include "ops/elementwise_internal.h"

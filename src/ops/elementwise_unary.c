@@ -68,18 +68,18 @@ CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT
                    "AbsBackward", SAVES_INPUT)
 CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
                    "ReluBackward", SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL, "ExpBackward",
-                   SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL, "LogBackward",
-                   SAVES_INPUT)
-CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL, "SqrtBackward",
-                   SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "ExpBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "LogBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "SqrtBackward", SAVES_OUTPUT)
 CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
                    "SigmoidBackward", SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL, "TanhBackward",
-                   SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL, "GeluBackward",
-                   SAVES_INPUT)
+CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "TanhBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "GeluBackward", SAVES_INPUT)
 
 /* ---- clamp ----
  * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).
