@@ -290,21 +290,21 @@ CT_FN float ct_bits_float(uint u)
 #define CT_BITS_FLOAT(u) ct_bits_float(u)
 #endif
 
-/* Rounded to nearest even; 65520 and beyond become infinity, NaN a quiet NaN. */
+/* Rounded to nearest even; 65520 and beyond become infinity, NaN a quiet NaN. Both directions
+ * compute every case and pick one with bit masks: a branch (or a ?: that gcc makes one) keeps
+ * the CPU's loops over float16 from vectorising. */
 CT_FN ct_f16 ct_float_to_f16_value(float f)
 {
     uint u = CT_FLOAT_BITS(f);
     uint sign = (u >> 16) & 0x8000u;
     u &= 0x7fffffffu;
-    uint out;
-    if (u >= 0x47800000u) {
-        out = u > 0x7f800000u ? 0x7e00u : 0x7c00u;
-    } else if (u < 0x38800000u) {
-        /* a subnormal half or zero: adding 0.5 lines its last place up with float's */
-        out = CT_FLOAT_BITS(CT_BITS_FLOAT(u) + 0.5f) - 0x3f000000u;
-    } else {
-        out = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13;
-    }
+    uint special = 0x7c00u | ((uint)(u > 0x7f800000u) << 9); /* infinity, or a quiet NaN */
+    /* a subnormal half or zero: adding 0.5 lines its last place up with float's */
+    uint tiny = CT_FLOAT_BITS(CT_BITS_FLOAT(u) + 0.5f) - 0x3f000000u;
+    uint normal = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13;
+    uint is_special = 0u - (uint)(u >= 0x47800000u), is_tiny = 0u - (uint)(u < 0x38800000u);
+    uint out = (special & is_special) | (tiny & is_tiny & ~is_special) |
+               (normal & ~is_special & ~is_tiny);
     return CT_F16_OF_BITS(out | sign);
 }
 CT_FN float ct_f16_value_to_float(ct_f16 h)
@@ -312,12 +312,12 @@ CT_FN float ct_f16_value_to_float(ct_f16 h)
     uint bits = CT_HALF_BITS(h);
     uint sign = (bits & 0x8000u) << 16;
     uint exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
-    if (exponent == 0x1fu) return CT_BITS_FLOAT(sign | 0x7f800000u | (mantissa << 13));
-    if (exponent == 0) {
-        float magnitude = (float)mantissa * 5.9604644775390625e-8f; /* mantissa * 2^-24 */
-        return sign ? -magnitude : magnitude;
-    }
-    return CT_BITS_FLOAT(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+    uint special = sign | 0x7f800000u | (mantissa << 13);
+    uint subnormal = sign | CT_FLOAT_BITS((float)mantissa * 5.9604644775390625e-8f); /* * 2^-24 */
+    uint normal = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+    uint is_special = 0u - (uint)(exponent == 0x1fu), is_subnormal = 0u - (uint)(exponent == 0);
+    return CT_BITS_FLOAT((special & is_special) | (subnormal & is_subnormal) |
+                         (normal & ~is_special & ~is_subnormal));
 }
 CT_FN ct_bf16 ct_float_to_bf16_value(float f)
 {

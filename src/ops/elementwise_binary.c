@@ -25,29 +25,35 @@ typedef struct binary_op {
     bool saves_output;
 } binary_op;
 
-static const binary_op op_add = {"ct_add", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(add), 3, NULL,
+static const binary_op op_add = {"ct_add", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(add), 3, NULL,
                                  "AddBackward", ct_add_backward, false, false};
-static const binary_op op_sub = {"ct_sub", RULE_NO_BOOL, CT_KERNELS_BY_NUMERIC_DTYPE(sub), 3,
+static const binary_op op_sub = {"ct_sub", RULE_NO_BOOL, CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(sub), 3,
                                  "to invert a mask use ct_eq_scalar(mask, 0), to compare masks "
                                  "ct_ne; or convert with ct_to_dtype first",
                                  "SubBackward", ct_sub_backward, false, false};
-static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(mul), 3, NULL,
+static const binary_op op_mul = {"ct_mul", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(mul), 3, NULL,
                                  "MulBackward", ct_mul_backward, true, false};
-static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_DTYPE(div), 3, NULL,
-                                 "DivBackward", ct_div_backward, true, false};
-static const binary_op op_pow = {"ct_pow", RULE_NUMERIC, CT_KERNELS_BY_NUMERIC_DTYPE(pow), 16,
+static const binary_op op_div = {"ct_div", RULE_TRUE_DIVIDE, CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(div), 3,
+                                 NULL, "DivBackward", ct_div_backward, true, false};
+static const binary_op op_pow = {"ct_pow", RULE_NUMERIC, CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(pow), 16,
                                  "convert one operand with ct_to_dtype first",
                                  "PowBackward", ct_pow_backward, true, true};
-static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(maximum), 3, NULL,
-                                     "MaximumBackward", ct_maximum_backward, true, false};
-static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_DTYPE(minimum), 3, NULL,
-                                     "MinimumBackward", ct_minimum_backward, true, false};
-static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_DTYPE(eq), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ne), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(lt), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_DTYPE(le), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_DTYPE(gt), 3, NULL, NULL, NULL, false, false};
-static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_DTYPE(ge), 3, NULL, NULL, NULL, false, false};
+static const binary_op op_maximum = {"ct_maximum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(maximum), 3,
+                                     NULL, "MaximumBackward", ct_maximum_backward, true, false};
+static const binary_op op_minimum = {"ct_minimum", RULE_PROMOTE, CT_KERNELS_BY_STORED_DTYPE(minimum), 3,
+                                     NULL, "MinimumBackward", ct_minimum_backward, true, false};
+static const binary_op op_eq = {"ct_eq", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(eq), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_ne = {"ct_ne", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ne), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_lt = {"ct_lt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(lt), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_le = {"ct_le", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(le), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_gt = {"ct_gt", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(gt), 3, NULL,
+                                NULL, NULL, false, false};
+static const binary_op op_ge = {"ct_ge", RULE_COMPARE, CT_KERNELS_BY_STORED_DTYPE(ge), 3, NULL,
+                                NULL, NULL, false, false};
 
 static ct_tensor *binary(const binary_op *op, const ct_tensor *a, const ct_tensor *b)
 {
@@ -120,7 +126,7 @@ CT_DEFINE_BINARY_OP(ge)
 ct_tensor *ct_where(const ct_tensor *cond, const ct_tensor *a, const ct_tensor *b)
 {
     CT_API_ENTER;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(where);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(where);
     const ct_tensor *operands[3] = {cond, a, b};
     static const char *const names[3] = {"cond", "a", "b"};
     if (ct_check_operands("ct_where", operands, names, 3) != CT_OK) return ct_api_return(NULL);

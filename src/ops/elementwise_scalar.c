@@ -1,5 +1,6 @@
 /* Elementwise ops of a tensor and a scalar. The scalar acts as a Python float: a floating tensor
- * keeps its dtype (the scalar is rounded to it), an integer or bool tensor computes in float32.
+ * keeps its dtype (the scalar is rounded to the type the kernel computes in: float32 for float16
+ * and bfloat16, as PyTorch's opmath), an integer or bool tensor computes in float32.
  * The scalar travels in the kernel's parameters, so nothing is allocated for it. */
 #include "ops/elementwise_backward.h"
 #include "ops/elementwise_internal.h"
@@ -47,7 +48,7 @@ static ct_tensor *scalar(const scalar_op *op, const ct_tensor *a, double s)
     ct_tensor *ct_##name##_scalar(const ct_tensor *a, double s)                                  \
     {                                                                                            \
         CT_API_ENTER;                                                                            \
-        static const scalar_op op = {"ct_" #name "_scalar", CT_KERNELS_BY_FLOAT_DTYPE(name##_scalar), \
+        static const scalar_op op = {"ct_" #name "_scalar", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(name##_scalar), \
                                      compare, work, backward_name, backward, saves_input};        \
         return ct_api_return(scalar(&op, a, s));                                                 \
     }
@@ -67,7 +68,7 @@ CT_DEFINE_SCALAR_OP(ge, true, 2, NULL, NULL, false)
 ct_tensor *ct_sub_scalar(const ct_tensor *a, double s)
 {
     CT_API_ENTER;
-    static const scalar_op op = {"ct_sub_scalar", CT_KERNELS_BY_FLOAT_DTYPE(sub_scalar), false, 2,
+    static const scalar_op op = {"ct_sub_scalar", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sub_scalar), false, 2,
                                  "SubBackward", ct_sub_scalar_backward, false};
     if (a && a->dtype == CT_BOOL)
         return ct_api_return(ct_elementwise_dtype_error(

@@ -62,24 +62,24 @@ static ct_tensor *unary(const unary_op *op, const ct_tensor *a, const double s[2
         return ct_api_return(unary(&op, a, NULL, NULL));                                         \
     }
 
-CT_DEFINE_UNARY_OP(neg, "negation", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2,
+CT_DEFINE_UNARY_OP(neg, "negation", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2,
                    "to invert a mask use ct_eq_scalar(mask, 0)", "NegBackward", SAVES_NOTHING)
-CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT,
+CT_DEFINE_UNARY_OP(abs, "abs", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
                    "AbsBackward", SAVES_INPUT)
-CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_DTYPE, false, 2, CT_CONVERT_HINT,
+CT_DEFINE_UNARY_OP(relu, "relu", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
                    "ReluBackward", SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "ExpBackward",
-                   SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "LogBackward",
-                   SAVES_INPUT)
-CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "SqrtBackward",
-                   SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL,
+CT_DEFINE_UNARY_OP(exp, "exp", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "ExpBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(log, "log", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "LogBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(sqrt, "sqrt", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "SqrtBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(sigmoid, "sigmoid", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
                    "SigmoidBackward", SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "TanhBackward",
-                   SAVES_OUTPUT)
-CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_DTYPE, true, CT_LIBM_WORK, NULL, "GeluBackward",
-                   SAVES_INPUT)
+CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "TanhBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "GeluBackward", SAVES_INPUT)
 
 /* ---- clamp ----
  * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).
@@ -106,7 +106,7 @@ static long saturate(double value, double lowest, double highest, ct_dtype dtype
 
 static ct_tensor *clamp(const char *function, const ct_tensor *a, double min, double max)
 {
-    static const unary_op op_template = {NULL, "clamp", CT_KERNELS_BY_NUMERIC_DTYPE(clamp), false, 2,
+    static const unary_op op_template = {NULL, "clamp", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(clamp), false, 2,
                                            CT_CONVERT_HINT, "ClampBackward", ct_clamp_backward,
                                            SAVES_INPUT};
     unary_op op = op_template;

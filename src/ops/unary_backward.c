@@ -50,7 +50,7 @@ ct_status ct_sqrt_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
  * runs once per ReLU per training step; saved: out. */
 ct_status ct_relu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(relu_backward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(relu_backward);
     ct_dtype dtype = ct_tensor_dtype(grad);
     ct_elementwise_launch launch = {
         .function = "ReluBackward",
@@ -91,7 +91,7 @@ ct_status ct_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
 /* grad * (Phi(x) + x phi(x)): the ops have no erf, so one kernel computes it; saved: x. */
 ct_status ct_gelu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(gelu_backward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(gelu_backward);
     const ct_tensor *x = node->saved[0];
     ct_dtype dtype = ct_tensor_dtype(grad);
     ct_elementwise_launch launch = {

@@ -149,7 +149,8 @@ typedef struct conf_op {
      * cancel): the magnitude of each element, computed on the CPU from the inputs. */
     conf_run magnitude;
     /* float16 and bfloat16 results are also compared with the op run in float64 on the CPU from
-     * the same (16-bit) inputs: they agree within half_ulps units in the last place of the
+     * the same (16-bit) inputs, its result rounded to the 16-bit format (so that both overflow
+     * to infinity alike): they agree within half_ulps units in the last place of the
      * 16-bit format (scaled as above); 0 means 2 (one rounding of the result, one of the float32
      * arithmetic inside). Reductions over many terms and ops that round intermediate results to
      * 16 bits state a looser bound; a negative value: no float64 reference (other draws). */

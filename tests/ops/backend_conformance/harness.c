@@ -463,7 +463,10 @@ static bool matches_float64(const conf_op *op, const conf_case *c, conf_args *ar
         report(w, "gives %s, not a floating result", ct_dtype_name(ct_tensor_dtype(wide)));
         return false;
     }
-    ct_tensor *ref64 = ct_to_dtype(ref, CT_F64), *wide64 = ct_to_dtype(wide, CT_F64);
+    /* The float64 result rounded to the 16-bit format: past the format's range (65504 for
+     * float16, float32's for bfloat16) the result is infinity, where float64's is finite. */
+    ct_tensor *rounded = ct_to_dtype(wide, ct_tensor_dtype(ref));
+    ct_tensor *ref64 = ct_to_dtype(ref, CT_F64), *wide64 = rounded ? ct_to_dtype(rounded, CT_F64) : NULL;
     ct_tensor *magnitude64 = magnitude ? ct_to_dtype(magnitude, CT_F64) : NULL;
     if (!ref64 || !wide64 || (magnitude && !magnitude64)) {
         report(w, "converting to float64 failed: %s", ct_last_error_message());

@@ -6,6 +6,8 @@
  * leaf's .grad, flattened and joined. Tolerances:
  *  - gelu: 16 ulps, as its forward (erf and exp; PoCL: 1.7);
  *  - relu: a select of the upstream gradient: exact;
+ *  - gelu and relu in float16 and bfloat16 too: computed in float32 and rounded once, so within
+ *    the default 2 units of the 16-bit format of the float64 reference;
  *  - cross_entropy (forward and backward, fused): a log-sum-exp per row and a mean over the
  *    batch, as softmax's: 16 ulps;
  *  - gather and index_select: the kernel adds the gradients of repeated indices in one order
@@ -334,10 +336,13 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
 #define ENTRY(name, inputs, cases, ulps, scale, ...)                                             \
     {"ct_" #name " backward", inputs, CONF_FLOAT, {__VA_ARGS__}, cases, ulps, run_##name##_backward, \
      scale, NULL, 0}
+#define ENTRY_WITH_HALF(name, inputs, cases, ulps, scale, ...)                                   \
+    {"ct_" #name " backward", inputs, CONF_FLOAT | CONF_HALF, {__VA_ARGS__}, cases, ulps,         \
+     run_##name##_backward, scale, NULL, 0}
 
 const conf_op conf_backward_ops[] = {
-    ENTRY(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
-    ENTRY(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
+    ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
+    ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY(cross_entropy, 3, cross_entropy_cases, 16, false, CONF_ANY, CONF_ANY, CONF_ANY),
     ENTRY(gather, 3, gather_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
     ENTRY(index_select, 3, index_select_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
