@@ -90,8 +90,8 @@ static ct_status launch_gather(ct_tensor *out, const ct_tensor *a, int dim,
                                const int64_t *a_strides, const ct_tensor *index,
                                const int64_t *index_strides)
 {
-    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(gather);
-    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(gather_idx32);
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(gather);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(gather_idx32);
     ct_kparams p = {0};
     const int64_t *strides[3] = {out->strides, a_strides, index_strides};
     ct_kparams_index_space(&p, out->shape, out->ndim, 3, strides);
@@ -244,12 +244,14 @@ static ct_status launch_scatter_add(ct_tensor *region, int dim, const ct_tensor 
                                     const int64_t *index_strides, int64_t count,
                                     int64_t index_step)
 {
-    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(scatter_add);
-    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(scatter_add_idx32);
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(scatter_add);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(scatter_add_idx32);
     ct_kernel_id kernel = (index->dtype == CT_I64 ? by_int64 : by_int32)[region->dtype];
     if (kernel == CT_K_NONE)
-        return ct_error(CT_ERR_DTYPE, "ct_backward: the gradient of gathering is computed in float32 "
-                        "or float64, not %s", ct_dtype_name(region->dtype));
+        return ct_error(CT_ERR_DTYPE, "ct_backward: the gradient of gathering is computed in float32, "
+                        "float64, float16 or bfloat16, not %s", ct_dtype_name(region->dtype));
     int64_t position[CT_MAX_DIMS] = {0};
     if (region->ndim > 0) position[dim] = 1;
     ct_kparams p = {0};

@@ -181,8 +181,8 @@ static ct_tensor *release_on_error(ct_tensor *out, ct_status status)
 static ct_tensor *need_floating(const char *function, const char *what, const ct_tensor *a)
 {
     return ct_error_null(CT_ERR_DTYPE, "%s: could not infer output dtype: the input is %s and %s "
-                         "needs a floating dtype (float32 or float64); convert with ct_to_dtype "
-                         "first", function, ct_dtype_name(a->dtype), what);
+                         "needs a floating dtype (float32, float64, float16 or bfloat16); convert "
+                         "with ct_to_dtype first", function, ct_dtype_name(a->dtype), what);
 }
 
 /* ---- sum and mean ---- */
@@ -190,17 +190,21 @@ static ct_tensor *need_floating(const char *function, const char *what, const ct
 static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const int *dims, int ndims,
                               bool keepdim, bool mean)
 {
-    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_partial);
-    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(sum_tile);
+    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_STORED_DTYPE(sum_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(sum_tile);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = {
-        [CT_F32] = CT_K_sum_combine_f32, [CT_F64] = CT_K_sum_combine_f64, [CT_I64] = CT_K_sum_combine_i64};
+        [CT_F32] = CT_K_sum_combine_f32, [CT_F64] = CT_K_sum_combine_f64, [CT_I64] = CT_K_sum_combine_i64,
+        [CT_F16] = CT_K_sum_combine_f16, [CT_BF16] = CT_K_sum_combine_bf16};
     if (!a) return ct_null_argument(function, "a");
     bool floating = ct_dtype_is_floating(a->dtype);
     if (mean && !floating) return need_floating(function, "mean", a);
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
-    /* Floats keep their dtype; integers and bool sum into int64, as in PyTorch. */
+    /* Floats keep their dtype; integers and bool sum into int64, as in PyTorch. float16 and
+     * bfloat16 add in float32 (their partials too) and round the result once. */
     ct_dtype dtype = floating ? a->dtype : CT_I64;
+    ct_dtype partial_dtype = dtype == CT_F16 || dtype == CT_BF16 ? CT_F32 : dtype;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, dtype, plan.out_shape, plan.out_ndim);
     if (!out) return NULL;
     if (plan.outputs > 0 && plan.reduced_count == 0) {
@@ -209,7 +213,7 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
         ct_kparams p = plan.params;
         p.s[0] = mean ? (double)plan.reduced_count : 1.0;
         reduce_kernels kernels = {partial_kernels[a->dtype], tile_kernels[a->dtype], combine_kernels[dtype]};
-        reduce_partials partials = {1, {dtype}, 1, 0};
+        reduce_partials partials = {1, {partial_dtype}, 1, 0};
         out = release_on_error(out, run_two_pass(&plan, p, a, out, kernels, partials));
     }
     ct_node *node;
@@ -238,12 +242,12 @@ ct_tensor *ct_mean(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
 static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int *dims, int ndims,
                              bool keepdim, bool is_max)
 {
-    static const ct_kernel_id max_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_partial);
-    static const ct_kernel_id max_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_tile);
-    static const ct_kernel_id max_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(max_combine);
-    static const ct_kernel_id min_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_partial);
-    static const ct_kernel_id min_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_tile);
-    static const ct_kernel_id min_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_DTYPE(min_combine);
+    static const ct_kernel_id max_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(max_partial);
+    static const ct_kernel_id max_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(max_tile);
+    static const ct_kernel_id max_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(max_combine);
+    static const ct_kernel_id min_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_partial);
+    static const ct_kernel_id min_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_tile);
+    static const ct_kernel_id min_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_combine);
     if (!a) return ct_null_argument(function, "a");
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
@@ -283,9 +287,12 @@ ct_tensor *ct_min(const ct_tensor *a, const int *dims, int ndims, bool keepdim)
 static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int *dims, int ndims,
                              int64_t correction, bool keepdim, bool is_std)
 {
-    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_partial);
-    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_tile);
-    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(var_combine);
+    static const ct_kernel_id partial_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(var_partial);
+    static const ct_kernel_id tile_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(var_tile);
+    static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(var_combine);
     if (!a) return ct_null_argument(function, "a");
     if (!ct_dtype_is_floating(a->dtype)) return need_floating(function, is_std ? "std" : "var", a);
     reduce_plan plan;
@@ -335,12 +342,18 @@ ct_tensor *ct_std(const ct_tensor *a, const int *dims, int ndims, int64_t correc
 static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const int *dims, int ndims,
                               bool keepdim, bool is_max)
 {
-    static const ct_kernel_id argmax_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_partial);
-    static const ct_kernel_id argmax_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_tile);
-    static const ct_kernel_id argmax_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmax_combine);
-    static const ct_kernel_id argmin_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_partial);
-    static const ct_kernel_id argmin_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_tile);
-    static const ct_kernel_id argmin_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_NUMERIC_DTYPE(argmin_combine);
+    static const ct_kernel_id argmax_partial[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmax_partial);
+    static const ct_kernel_id argmax_tile[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmax_tile);
+    static const ct_kernel_id argmax_combine[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmax_combine);
+    static const ct_kernel_id argmin_partial[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmin_partial);
+    static const ct_kernel_id argmin_tile[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmin_tile);
+    static const ct_kernel_id argmin_combine[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmin_combine);
     const char *what = is_max ? "argmax" : "argmin";
     if (!a) return ct_null_argument(function, "a");
     if (a->dtype == CT_BOOL)

@@ -1,8 +1,11 @@
 /* Gradients of the reductions. A reduction's node keeps, in ints[0..ndim), which input dims it
  * reduced (1) or kept (0), and in scalars[0] how many elements each output folded. Each gradient
  * is built from the output's gradient seen with the reduced dims kept (size 1), which
- * broadcasts over the input. */
+ * broadcasts over the input. Those built from arithmetic run in float32 for float16 and
+ * bfloat16 inputs and round the gradient once (ops/backward_in_float32.c). */
 #include "ops/reduce_backward.h"
+
+#include "ops/backward_in_float32.h"
 
 void ct_reduce_node_setup(ct_node *node, const bool *reduced, int ndim, int64_t reduced_count)
 {
@@ -37,7 +40,7 @@ ct_status ct_sum_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grad
     return grads[0] ? CT_OK : ct_last_error();
 }
 
-ct_status ct_mean_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+static ct_status mean_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     ct_tensor *scaled = ct_div_scalar(grad, node->scalars[0]);
     grads[0] = scaled ? ct_grad_expand_reduced(scaled, node) : NULL;
@@ -56,7 +59,7 @@ static int reduced_dims(const ct_node *node, int *dims)
 
 /* d amax(a) / d a = mask / count per output, mask = (a == amax), count = sum of mask: ties share
  * the gradient evenly, as torch.amax does. */
-ct_status ct_max_min_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+static ct_status max_min_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     const ct_tensor *a = node->saved[0];
     int dims[CT_MAX_DIMS];
@@ -96,7 +99,7 @@ static ct_status centered_and_grad(const ct_node *node, const ct_tensor *grad, c
 
 /* d var / d a = 2 (a - mean) / divisor. A divisor of 0 (K <= correction) gives inf or NaN, as the
  * forward does. */
-ct_status ct_var_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+static ct_status var_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     ct_tensor *centered, *grad_kept;
     ct_status status = centered_and_grad(node, grad, &centered, &grad_kept);
@@ -110,7 +113,7 @@ ct_status ct_var_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grad
 }
 
 /* d std / d a = (a - mean) / (divisor * std); a zero std gives NaN or inf (as in PyTorch). */
-ct_status ct_std_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+static ct_status std_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     ct_tensor *centered, *grad_kept;
     ct_status status = centered_and_grad(node, grad, &centered, &grad_kept);
@@ -125,4 +128,24 @@ ct_status ct_std_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grad
     ct_release(grad_kept);
     ct_release(centered);
     return grads[0] ? CT_OK : ct_last_error();
+}
+
+ct_status ct_mean_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return ct_backward_in_float32(node, grad, grads, mean_backward);
+}
+
+ct_status ct_max_min_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return ct_backward_in_float32(node, grad, grads, max_min_backward);
+}
+
+ct_status ct_var_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return ct_backward_in_float32(node, grad, grads, var_backward);
+}
+
+ct_status ct_std_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    return ct_backward_in_float32(node, grad, grads, std_backward);
 }

@@ -9,12 +9,14 @@
 /* Launches the row kernels of softmax (or log_softmax) of a along d into out. */
 static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor *out)
 {
-    static const ct_kernel_id softmax_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax);
+    static const ct_kernel_id softmax_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(softmax);
     static const ct_kernel_id log_softmax_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(log_softmax);
-    static const ct_kernel_id softmax_tiles[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(softmax_tile);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(log_softmax);
+    static const ct_kernel_id softmax_tiles[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(softmax_tile);
     static const ct_kernel_id log_softmax_tiles[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(log_softmax_tile);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(log_softmax_tile);
     /* The rows: every dim but d (left at size 1, so that the index space skips it). */
     int64_t rows_shape[CT_MAX_DIMS];
     for (int k = 0; k < a->ndim; k++) rows_shape[k] = k == d ? 1 : a->shape[k];
@@ -58,8 +60,8 @@ static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int di
     if (!a) return ct_null_argument(function, "a");
     if (!ct_dtype_is_floating(a->dtype))
         return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
-                             "dtype (float32 or float64); convert with ct_to_dtype first", function,
-                             what, ct_dtype_name(a->dtype));
+                             "dtype (float32, float64, float16 or bfloat16); convert with "
+                             "ct_to_dtype first", function, what, ct_dtype_name(a->dtype));
     int d = 0;
     if (ct_normalize_dim(function, dim, a->ndim, false, &d) != CT_OK) return NULL;
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, a->shape, a->ndim);

@@ -344,8 +344,11 @@ const conf_op conf_backward_ops[] = {
     ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
     ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY(cross_entropy, 3, cross_entropy_cases, 16, false, CONF_ANY, CONF_ANY, CONF_ANY),
-    ENTRY(gather, 3, gather_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
-    ENTRY(index_select, 3, index_select_cases, 0, false, CONF_ANY, CONF_ANY, CONF_ANY),
+    /* float16 and bfloat16 too: the kernel adds in float and rounds each sum once */
+    {"ct_gather backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, gather_cases, 0,
+     run_gather_backward, false, NULL, 0},
+    {"ct_index_select backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY},
+     index_select_cases, 0, run_index_select_backward, false, NULL, 0},
     ENTRY(conv2d, 4, conv2d_cases, 16, true, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
     ENTRY(max_pool2d, 2, max_pool_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY(avg_pool2d, 2, avg_pool_cases, 4, true, CONF_ANY, CONF_ANY),

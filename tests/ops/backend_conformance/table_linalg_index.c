@@ -141,10 +141,10 @@ static ct_tensor *run_one_hot(ct_tensor *const *in, const conf_args *args)
 
 const conf_op conf_linalg_index_ops[] = {
     {"ct_matmul", 2, CONF_NUMERIC, {CONF_SMALL, CONF_SMALL}, matmul_cases, 16, run_matmul, true, NULL, 0},
-    {"ct_cat", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, cat_cases, 0, run_cat, false, NULL, 0},
-    {"ct_stack", 2, CONF_ALL, {CONF_ANY, CONF_ANY, CONF_ANY}, stack_cases, 0, run_stack, false, NULL, 0},
-    {"ct_index_select", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select, false, NULL, 0},
-    {"ct_gather", 2, CONF_ALL, {CONF_ANY, CONF_ANY}, gather_cases, 0, run_gather, false, NULL, 0},
+    {"ct_cat", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, cat_cases, 0, run_cat, false, NULL, 0},
+    {"ct_stack", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, stack_cases, 0, run_stack, false, NULL, 0},
+    {"ct_index_select", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select, false, NULL, 0},
+    {"ct_gather", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, gather_cases, 0, run_gather, false, NULL, 0},
     {"ct_one_hot", 1, CONF_INDEX, {CONF_ANY}, one_hot_cases, 0, run_one_hot, false, NULL, 0},
 };
 const int conf_linalg_index_op_count = (int)(sizeof conf_linalg_index_ops / sizeof conf_linalg_index_ops[0]);

@@ -6,7 +6,12 @@
  *  - sum and mean may add in another order on a device (vector lanes, chunks): 16 ulps of the
  *    sum of the terms' absolute values (PoCL: 0.7 of those ulps, where the same differences
  *    are 96 ulps of a float32 row of 320 that cancels to near zero);
- *  - var and std: 32 ulps (PoCL: 7); softmax and log_softmax, an exp, a sum and a log: 16 (PoCL: 1). */
+ *  - var and std: 32 ulps (PoCL: 7); softmax and log_softmax, an exp, a sum and a log: 16 (PoCL: 1).
+ * float16 and bfloat16 (the same tolerances in units of their own last place between devices,
+ * and against float64): sums and means add in float32 and round once, so 2 units of the sum of
+ * the terms' absolute values cover the float32 error over 24576 terms too; var and std (in
+ * double), softmax and log_softmax (in float, softmax's exp rounded to 16 bits before its
+ * scaling) within the default 2; the extremes and the arg forms exact. */
 #include "conformance.h"
 
 /* Over dims (ndims 0: every dim), with keepdim. */
@@ -166,17 +171,17 @@ ONE_RUN(log_softmax, ct_log_softmax(in[0], a->dim))
 #define SUM_ENTRY(name, dtypes, cases) {"ct_" #name, 1, dtypes, {CONF_ANY}, cases, 16, run_##name, true, NULL, 0}
 
 const conf_op conf_reduction_ops[] = {
-    SUM_ENTRY(sum, CONF_ALL, sum_cases),
-    SUM_ENTRY(mean, CONF_FLOAT, sum_cases),
-    ENTRY(max, CONF_ALL, CONF_ANY, extreme_cases, 0),
-    ENTRY(min, CONF_ALL, CONF_ANY, extreme_cases, 0),
-    ENTRY(var, CONF_FLOAT, CONF_ANY, var_cases, 32),
-    ENTRY(std, CONF_FLOAT, CONF_ANY, var_cases, 32),
-    ENTRY(argmax, CONF_NUMERIC, CONF_SMALL, arg_cases, 0),
-    ENTRY(argmin, CONF_NUMERIC, CONF_SMALL, arg_cases, 0),
-    ENTRY(argmax_all, CONF_NUMERIC, CONF_SMALL, arg_all_cases, 0),
-    ENTRY(argmin_all, CONF_NUMERIC, CONF_SMALL, arg_all_cases, 0),
-    ENTRY(softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 16),
-    ENTRY(log_softmax, CONF_FLOAT, CONF_ANY, softmax_cases, 16),
+    SUM_ENTRY(sum, CONF_ALL | CONF_HALF, sum_cases),
+    SUM_ENTRY(mean, CONF_FLOAT | CONF_HALF, sum_cases),
+    ENTRY(max, CONF_ALL | CONF_HALF, CONF_ANY, extreme_cases, 0),
+    ENTRY(min, CONF_ALL | CONF_HALF, CONF_ANY, extreme_cases, 0),
+    ENTRY(var, CONF_FLOAT | CONF_HALF, CONF_ANY, var_cases, 32),
+    ENTRY(std, CONF_FLOAT | CONF_HALF, CONF_ANY, var_cases, 32),
+    ENTRY(argmax, CONF_NUMERIC | CONF_HALF, CONF_SMALL, arg_cases, 0),
+    ENTRY(argmin, CONF_NUMERIC | CONF_HALF, CONF_SMALL, arg_cases, 0),
+    ENTRY(argmax_all, CONF_NUMERIC | CONF_HALF, CONF_SMALL, arg_all_cases, 0),
+    ENTRY(argmin_all, CONF_NUMERIC | CONF_HALF, CONF_SMALL, arg_all_cases, 0),
+    ENTRY(softmax, CONF_FLOAT | CONF_HALF, CONF_ANY, softmax_cases, 16),
+    ENTRY(log_softmax, CONF_FLOAT | CONF_HALF, CONF_ANY, softmax_cases, 16),
 };
 const int conf_reduction_op_count = (int)(sizeof conf_reduction_ops / sizeof conf_reduction_ops[0]);
