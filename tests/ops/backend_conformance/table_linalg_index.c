@@ -2,7 +2,7 @@
  * one_hot). Index inputs hold valid indices (their ranges are given per case). matmul's float
  * results may sum in another order on a device (another gemm): 16 ulps of |A| @ |B| (PoCL with
  * CLBlast: 1.1 of those ulps, where the same differences are 23 ulps of a result that cancels);
- * |A| @ |B| is taken in float64, from the inputs converted. float16 and bfloat16 products
+ * |A| @ |B| is taken in float64, from the inputs converted, and rounded to their dtype. float16 and bfloat16 products
  * accumulate in float32 and round once: against float64, half an ulp of the 16-bit format for the
  * rounding and K float32 ulps (K <= 64: 2^-18, far below a 16-bit ulp) relative to |A| @ |B|; 4
  * ulps leave room for a device whose 16-bit gemm rounds a partial sum. Every other entry moves
@@ -118,12 +118,13 @@ static ct_tensor *run_matmul(ct_tensor *const *in, const conf_args *args)
     return ct_matmul(in[0], in[1]);
 }
 
-/* |A| @ |B| in float64 (for every dtype: abs of a 16-bit tensor is another family's op). */
+/* |A| @ |B|, taken in float64 and given in the inputs' dtype (abs of a 16-bit tensor is another
+ * family's op). */
 static ct_tensor *matmul_magnitude(ct_tensor *const *in, const conf_args *args)
 {
     (void)args;
     ct_tensor *a = ct_abs(ct_to_dtype(in[0], CT_F64)), *b = ct_abs(ct_to_dtype(in[1], CT_F64));
-    return ct_matmul(a, b);
+    return ct_to_dtype(ct_matmul(a, b), ct_tensor_dtype(in[0]));
 }
 
 static ct_tensor *run_cat(ct_tensor *const *in, const conf_args *args)
