@@ -307,17 +307,19 @@ CT_FN ct_f16 ct_float_to_f16_value(float f)
     }
     return CT_F16_OF_BITS(out | sign);
 }
+/* Exact. Without branches (selects), so that a CPU loop over it vectorises: with a return per
+ * case it converted at a third of a plain loop's speed. */
 CT_FN float ct_f16_value_to_float(ct_f16 h)
 {
     uint bits = CT_HALF_BITS(h);
-    uint sign = (bits & 0x8000u) << 16;
-    uint exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
-    if (exponent == 0x1fu) return CT_BITS_FLOAT(sign | 0x7f800000u | (mantissa << 13));
-    if (exponent == 0) {
-        float magnitude = (float)mantissa * 5.9604644775390625e-8f; /* mantissa * 2^-24 */
-        return sign ? -magnitude : magnitude;
-    }
-    return CT_BITS_FLOAT(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+    uint shifted = (bits & 0x7fffu) << 13; /* exponent and mantissa in float's places */
+    uint exponent = shifted & 0x0f800000u;
+    uint normal = shifted + 0x38000000u;   /* the exponent's bias 15 made 127 */
+    uint special = normal + 0x38000000u;   /* infinity and NaN: the exponent all ones */
+    /* subnormal or zero: 2^-14 (1 + m / 1024) - 2^-14 is m 2^-24, exactly */
+    uint tiny = CT_FLOAT_BITS(CT_BITS_FLOAT(shifted + 0x38800000u) - 6.103515625e-05f);
+    uint magnitude = exponent == 0x0f800000u ? special : (exponent == 0 ? tiny : normal);
+    return CT_BITS_FLOAT(magnitude | ((bits & 0x8000u) << 16));
 }
 CT_FN ct_bf16 ct_float_to_bf16_value(float f)
 {
