@@ -90,6 +90,8 @@ void ct_bench_graphs(const char *filter, ct_bench_report report, void *context);
 /* On the first accelerator device (skipped where there is none). */
 void ct_bench_transfer(const char *filter, ct_bench_report report, void *context);
 void ct_bench_device_ops(const char *filter, ct_bench_report report, void *context);
+/* float16/bfloat16 matmul and conversion against OpenBLAS's 16-bit gemm and a plain loop. */
+void ct_bench_half(const char *filter, ct_bench_report report, void *context);
 /* Between the ranks of an MPI job (under mpirun; skipped with a note otherwise). */
 void ct_bench_distributed(const char *filter, ct_bench_report report, void *context);
 /* DistributedDataParallel: a training step with DDP on every rank against one process with the

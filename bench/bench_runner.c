@@ -145,6 +145,7 @@ int ct_bench_main(int argc, char **argv)
         ct_dist_finalize();
     } else {
         ct_bench_matmul(filter, print_result, &p);
+        ct_bench_half(filter, print_result, &p);
         ct_bench_elementwise(filter, print_result, &p);
         ct_bench_overhead(filter, print_result, &p);
         ct_bench_training(filter, print_result, &p);

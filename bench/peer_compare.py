@@ -26,7 +26,7 @@ TARGETS = {
     "add_f32_256M": 0.95, "mul_f32_256M": 0.95, "exp_f32_256M": 0.95,
     "train_mlp_b512": 1.0, "train_cnn_b512": 1.0,
     "train_mlp_b32": 4.0, "train_cnn_b32": 4.0,
-    "matmul_f32_tf32_8192": 0.95,
+    "matmul_f32_tf32_8192": 0.95, "matmul_bf16_8192": 0.9, "matmul_f16_8192": 0.9,
     "train_mlp4096x4_b4096_bf16": 0.9,  # issue 15: bf16 autocast training of the wide MLP
 }
 TIME_UNITS = {"us", "ms", "s"}

@@ -10,6 +10,9 @@ Cases, as in bench/bench_elementwise.c, bench_matmul.c, bench_overhead.c, bench_
   GFLOP/s: matmul of float32 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls by
     default); on a CUDA device again with TF32 allowed (torch.backends.cuda.matmul.allow_tf32 for
     that case only), as matmul_f32_tf32_N (ctorch's with ct_set_float32_matmul_precision("high"))
+  GFLOP/s: matmul of bfloat16 and float16 1024, 2048 and 8192 (matmul_bf16_N, matmul_f16_N, as
+    bench/bench_half.c)
+  GB/s: conversion of 16M elements float32 <-> bfloat16 and float16 (convert_f32_to_bf16_16M...)
   us: op_overhead_add_4, 1000 adds of 4 floats then a wait for the device, per add
   samples/s: the models of `ctorch train` (mlp, cnn; Adam, lr 1e-3 / 3e-3, cross-entropy) at
     batch 32 and 512, PyTorch eager, the batch already on the device
@@ -312,6 +315,29 @@ def cases(peer):
         out.append((f"matmul_f32_{n}", "GFLOP/s", measure))
         if on_cuda:
             out.append((f"matmul_f32_tf32_{n}", "GFLOP/s", lambda n=n: measure(n, tf32=True)))
+    for short, dtype_name in (("bf16", "bfloat16"), ("f16", "float16")):
+        for n in MATMUL:
+            if n > 2048 and not big:
+                continue
+
+            def measure_half(n=n, dtype_name=dtype_name):
+                torch = peer.torch
+                dtype = getattr(torch, dtype_name)
+                torch.manual_seed(0)
+                a = torch.randn((n, n), dtype=torch.float32, device=peer.device).to(dtype)
+                b = torch.randn((n, n), dtype=torch.float32, device=peer.device).to(dtype)
+                repeats = 10 if n <= 1024 else (4 if n <= 2048 else 3)
+                return 2.0 * n * n * n * 1e-9 / peer.time_synced(lambda: torch.matmul(a, b), 1 if n > 2048 else 2, repeats)
+            out.append((f"matmul_{short}_{n}", "GFLOP/s", measure_half))
+    for source, target in (("f32", "bf16"), ("bf16", "f32"), ("f32", "f16"), ("f16", "f32")):
+        def measure_convert(source=source, target=target):
+            torch = peer.torch
+            dtypes = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+            torch.manual_seed(0)
+            x = torch.randn((M16,), dtype=torch.float32, device=peer.device).to(dtypes[source])
+            gigabytes = M16 * (x.element_size() + torch.empty((), dtype=dtypes[target]).element_size()) * 1e-9
+            return gigabytes / peer.time_synced(lambda: x.to(dtypes[target]), 3, 30)
+        out.append((f"convert_{source}_to_{target}_16M", "GB/s", measure_convert))
 
     def overhead():
         torch = peer.torch

@@ -30,6 +30,8 @@ void ct_backend_count_graph_launch(ct_device device);
 ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape);
 /* A matrix product on a resolved device, on the current stream. */
 ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
+/* Does the device's gemm multiply `dtype` itself (see ct_backend.gemm_takes)? */
+bool ct_backend_gemm_takes(ct_device device, ct_dtype dtype);
 
 /* How many launches of kernel (with work to do) reached device since the start; devices of
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */

@@ -118,6 +118,13 @@ uint64_t ct_backend_launch_total(ct_device device)
     return total;
 }
 
+bool ct_backend_gemm_takes(ct_device device, ct_dtype dtype)
+{
+    if (dtype == CT_F32 || dtype == CT_F64) return true;
+    const ct_backend *backend = ct_backend_of(device);
+    return backend && backend->gemm_takes && backend->gemm_takes(device.index, dtype);
+}
+
 uint64_t ct_backend_launch_count(ct_device device, ct_kernel_id kernel)
 {
     if (device.type < 0 || device.type >= CT_DEVICE_TYPE_COUNT || device.index < 0 ||

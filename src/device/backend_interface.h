@@ -93,6 +93,10 @@ typedef struct ct_backend {
                         const struct ct_kparams *params, long work_per_item, int group_size);
     void (*work_shape)(int index, ct_work_shape *shape);
     ct_status (*gemm)(int index, void *stream, const ct_gemm_args *args);
+    /* Does gemm multiply this dtype itself? float32 and float64 always; float16 and bfloat16
+     * where the device's BLAS has a 16-bit product (the ops layer multiplies the others in float32
+     * and rounds the result once, see src/ops/gemm_any.c). NULL: float32 and float64 only. */
+    bool (*gemm_takes)(int index, ct_dtype dtype);
     /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);
 

@@ -307,6 +307,8 @@ CT_FN ct_f16 ct_float_to_f16_value(float f)
                (normal & ~is_special & ~is_tiny);
     return CT_F16_OF_BITS(out | sign);
 }
+/* Exact. Without branches (selects), so that a CPU loop over it vectorises: with a return per
+ * case it converted at a third of a plain loop's speed. */
 CT_FN float ct_f16_value_to_float(ct_f16 h)
 {
     uint bits = CT_HALF_BITS(h);

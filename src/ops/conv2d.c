@@ -203,7 +203,7 @@ static ct_status multiply_chunk(const ct_tensor *w, const ct_tensor *col, ct_ten
         a.c_offset = (long)(out->offset + (first * s->o + g * s->og) * s->l);
         a.ldc = (long)s->l;
         a.c_batch_stride = (long)(s->o * s->l);
-        ct_status status = ct_backend_gemm(out->storage->device, &a);
+        ct_status status = ct_gemm_of("ct_conv2d", &a, w, col, out);
         if (status != CT_OK) return status;
     }
     return CT_OK;

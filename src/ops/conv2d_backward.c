@@ -51,7 +51,7 @@ static ct_status weight_products(const ct_tensor *grad, const ct_tensor *col, ct
         a.ldc = (long)s->kg;
         a.beta = per_sample ? 0.0 : 1.0;
         a.c_batch_stride = per_sample ? (long)(s->o * s->kg) : 0;
-        ct_status status = ct_backend_gemm(grad_w->storage->device, &a);
+        ct_status status = ct_gemm_of("ct_conv2d backward", &a, grad, col, (ct_tensor *)c);
         if (status != CT_OK) return status;
     }
     return CT_OK;
@@ -102,7 +102,7 @@ static ct_status column_grad(const ct_tensor *w, const ct_tensor *grad, ct_tenso
         a.c_offset = (long)(col->offset + g * s->kg * s->l);
         a.ldc = (long)s->l;
         a.c_batch_stride = (long)(s->k * s->l);
-        ct_status status = ct_backend_gemm(col->storage->device, &a);
+        ct_status status = ct_gemm_of("ct_conv2d backward", &a, w, grad, col);
         if (status != CT_OK) return status;
     }
     return CT_OK;

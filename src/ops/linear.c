@@ -73,7 +73,7 @@ static ct_status forward(const char *function, const ct_tensor *x2, const ct_ten
     g.c = ct_tensor_handle(y2);
     g.c_offset = (long)y2->offset;
     if (g.m == 0 || g.n == 0) return CT_OK;
-    return ct_backend_gemm(y2->storage->device, &g);
+    return ct_gemm_of(function, &g, x2, w, y2);
 }
 
 static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);

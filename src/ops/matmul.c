@@ -1,6 +1,7 @@
-/* torch.matmul: 1-D to batched N-D with broadcast batch dims. float32/float64 go to the
+/* torch.matmul: 1-D to batched N-D with broadcast batch dims. Floating dtypes go to the
  * backend's gemm with the operands' own strides (a transposed matrix is passed with the
- * transpose flag, never copied); integer dtypes run a strided kernel (index.ct). */
+ * transpose flag, never copied; float16 and bfloat16 accumulate in float32, see gemm_any.c);
+ * integer dtypes run a strided kernel (index.ct). */
 #include <limits.h>
 
 #include "ops/ops_autograd.h"
@@ -148,7 +149,7 @@ static ct_status gemm_batches(const matrix_view *a, const matrix_view *b, ct_ten
         g.a_offset = (long)(a->t->offset + offset[0]);
         g.b_offset = (long)(b->t->offset + offset[1]);
         g.c_offset = (long)(out->offset + offset[2]);
-        ct_status status = ct_backend_gemm(out->storage->device, &g);
+        ct_status status = ct_gemm_of(FN, &g, a->t, b->t, out);
         if (status != CT_OK) return status;
     }
     return CT_OK;
@@ -192,7 +193,7 @@ static ct_status integer_matmul(matrix_view *a, matrix_view *b, ct_tensor *out,
     return ct_backend_launch(out->storage->device, kernels[out->dtype], buffers, &p, a->cols);
 }
 
-/* out = a @ b for float32/float64 through gemm; only an operand whose layout BLAS cannot take
+/* out = a @ b for floating dtypes through gemm; only an operand whose layout BLAS cannot take
  * is copied (to a contiguous tensor) first. */
 static ct_status blas_matmul(matrix_view *a, matrix_view *b, ct_tensor *out, const int64_t *batch,
                              int nbatch)
@@ -231,7 +232,7 @@ static ct_status check_inputs(const ct_tensor *a, const ct_tensor *b)
                         ct_dtype_name(b->dtype));
     if (a->dtype == CT_BOOL)
         return ct_error(CT_ERR_DTYPE, "%s: dtype bool is not supported (use float32, float64, "
-                        "int32, int64 or uint8)", FN);
+                        "float16, bfloat16, int32, int64 or uint8)", FN);
     return CT_OK;
 }
 

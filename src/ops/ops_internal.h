@@ -31,4 +31,11 @@ ct_tensor *ct_cast_if_needed(const ct_tensor *t, ct_dtype dtype);
  * read back (indexing.c). */
 ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi);
 
+/* The product g describes, of a's, b's and c's storages (g's handles and offsets are theirs),
+ * in any floating dtype: float16 and bfloat16 through float32 where the device's BLAS has no
+ * 16-bit product (gemm_any.c). */
+struct ct_gemm_args;
+ct_status ct_gemm_of(const char *function, const struct ct_gemm_args *g, const ct_tensor *a,
+                     const ct_tensor *b, ct_tensor *c);
+
 #endif

@@ -57,7 +57,7 @@ target_include_directories(ctorch_cublas_standin PRIVATE ${standin_dir} ${CUDATo
                            ${CTORCH_CBLAS_INCLUDE_DIR})
 target_compile_options(ctorch_cublas_standin PRIVATE ${CTORCH_WARNINGS})
 # The driver stand-in by its soname: the same library ctorch opened through CTORCH_CUDA_DRIVER.
-target_link_libraries(ctorch_cublas_standin PRIVATE ctorch_cuda_standin ${BLAS_LIBRARIES})
+target_link_libraries(ctorch_cublas_standin PRIVATE ctorch_cuda_standin ${BLAS_LIBRARIES} m)
 # cublas* and its gemm log (ctorch_standin_cublas_*) only.
 add_test(NAME cuda/test_standin_cublas_exports
          COMMAND ${standin_dir}/check_standin_exports.sh ${CMAKE_NM} $<TARGET_FILE:ctorch_cublas_standin>

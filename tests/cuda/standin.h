@@ -91,10 +91,12 @@ typedef void (*ctorch_standin_launch_log_clear_fn)(void);
  * capacity) into out, oldest first, and returns how many it holds. */
 #define CTORCH_STANDIN_GEMM_LOG_CAPACITY 1024
 typedef struct ctorch_standin_gemm {
-    const char *call; /* "cublasSgemm", "cublasDgemmStridedBatched"; a static string */
+    const char *call; /* "cublasSgemm", "cublasGemmStridedBatchedEx"; a static string */
     int device;       /* the handle's */
-    int f64;          /* 1 for cublasDgemm*, 0 for cublasSgemm* */
+    int f64;          /* 1 for cublasDgemm*, 0 for the others */
     int math_mode;    /* a cublasMath_t */
+    int data_type;    /* a cudaDataType of A, B and C: CUDA_R_32F for cublasSgemm* */
+    int compute_type; /* a cublasComputeType_t for cublasGemm*Ex, -1 for the others */
 } ctorch_standin_gemm;
 size_t ctorch_standin_cublas_gemm_log(ctorch_standin_gemm *out, size_t capacity);
 void ctorch_standin_cublas_gemm_log_clear(void);

@@ -17,14 +17,20 @@
  * - a product queued on a capturing stream (a graph capture) is recorded into the graph with its
  *   alpha and beta, and needs a workspace of the caller's set by cublasSetWorkspace since the last
  *   cublasSetStream (which resets it, as cuBLAS's does): without, CUBLAS_STATUS_NOT_SUPPORTED,
- *   where a cuBLAS would allocate its own during the capture.
- * Not modelled: other pointer modes, the math modes' arithmetic, what a workspace holds, and any
- * call not in the list. */
+ *   where a cuBLAS would allocate its own during the capture;
+ * - cublasGemmEx and cublasGemmStridedBatchedEx take float16 or bfloat16 A, B and C (all three
+ *   of one type) with CUBLAS_COMPUTE_32F (float alpha and beta), as ctorch calls them; they
+ *   multiply in float32 (OpenBLAS's sgemm over float32 copies) and round C to nearest even, and
+ *   the log records the data and compute types.
+ * Not modelled: other pointer modes, the math modes' arithmetic, what a workspace holds, other
+ * GemmEx type combinations, and any call not in the list. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <math.h>
 
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -43,11 +49,13 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static ctorch_standin_gemm gemm_log[CTORCH_STANDIN_GEMM_LOG_CAPACITY];
 static size_t gemm_log_count; /* since the last clear */
 
-static void log_gemm(const char *call, const struct cublasContext *handle, bool f64)
+static void log_gemm(const char *call, const struct cublasContext *handle, cudaDataType type,
+                     int compute_type)
 {
     pthread_mutex_lock(&log_lock);
     gemm_log[gemm_log_count % CTORCH_STANDIN_GEMM_LOG_CAPACITY] =
-        (ctorch_standin_gemm){call, handle->device, f64, (int)handle->math_mode};
+        (ctorch_standin_gemm){call, handle->device, type == CUDA_R_64F, (int)handle->math_mode,
+                              (int)type, compute_type};
     gemm_log_count++;
     pthread_mutex_unlock(&log_lock);
 }
@@ -133,7 +141,7 @@ static enum CBLAS_TRANSPOSE cblas_operation(cublasOperation_t op)
 
 /* One product (or a strided batch), as queued on the stream. */
 typedef struct gemm_call {
-    bool f64;
+    cudaDataType type; /* of A, B and C */
     cublasOperation_t transa, transb;
     int m, n, k, lda, ldb, ldc, batch;
     long long stride_a, stride_b, stride_c;
@@ -141,11 +149,96 @@ typedef struct gemm_call {
     void *a, *b, *c; /* host addresses */
 } gemm_call;
 
+/* float16 and bfloat16 bits to and from float (round to nearest even; NaN stays NaN). */
+static float half_to_float(uint16_t h, bool bf16)
+{
+    uint32_t bits;
+    if (bf16) {
+        bits = (uint32_t)h << 16;
+    } else {
+        uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+        if (exponent == 0x1f) {
+            bits = sign | 0x7f800000u | (mantissa << 13);
+        } else if (exponent != 0) {
+            bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+        } else if (mantissa == 0) {
+            bits = sign;
+        } else { /* subnormal: m * 2^-24 */
+            float value = (float)mantissa * 0x1p-24f;
+            memcpy(&bits, &value, sizeof bits);
+            bits |= sign;
+        }
+    }
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+static uint16_t float_to_half(float value, bool bf16)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (bf16) {
+        if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40);
+        return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+    }
+    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
+    float magnitude = fabsf(value);
+    if (magnitude != magnitude) return sign | 0x7e00;
+    if (magnitude >= 65520.0f) return sign | 0x7c00; /* rounds past the largest, 65504 */
+    if (magnitude < 0x1p-14f) /* subnormal: a multiple of 2^-24, rounded by the float addition */
+        return sign | (uint16_t)lrintf(magnitude * 0x1p24f);
+    uint32_t m;
+    memcpy(&m, &magnitude, sizeof m);
+    m += 0xfffu + ((m >> 13) & 1);
+    return sign | (uint16_t)(((m >> 23) - 112) << 10 | ((m >> 13) & 0x3ff));
+}
+
+/* A column-major rows x cols 16-bit matrix (leading dim ld) as float32 (leading dim ld too). */
+static float *widen(const uint16_t *from, long rows, long cols, long ld, bool bf16)
+{
+    float *to = malloc(sizeof(float) * (size_t)(ld * (cols - 1) + rows));
+    for (long j = 0; to && j < cols; j++)
+        for (long i = 0; i < rows; i++) to[j * ld + i] = half_to_float(from[j * ld + i], bf16);
+    return to;
+}
+
+/* A 16-bit product: float32 copies, sgemm, C rounded once. */
+static void run_half_gemm(const gemm_call *g, int i)
+{
+    bool bf16 = g->type == CUDA_R_16BF;
+    long a_rows = g->transa == CUBLAS_OP_N ? g->m : g->k, a_cols = g->transa == CUBLAS_OP_N ? g->k : g->m;
+    long b_rows = g->transb == CUBLAS_OP_N ? g->k : g->n, b_cols = g->transb == CUBLAS_OP_N ? g->n : g->k;
+    uint16_t *c = (uint16_t *)g->c + i * g->stride_c;
+    float *a32 = g->k > 0 ? widen((const uint16_t *)g->a + i * g->stride_a, a_rows, a_cols, g->lda, bf16) : NULL;
+    float *b32 = g->k > 0 ? widen((const uint16_t *)g->b + i * g->stride_b, b_rows, b_cols, g->ldb, bf16) : NULL;
+    float *c32 = widen(c, g->m, g->n, g->ldc, bf16);
+    if (c32 && (g->k == 0 || (a32 && b32))) {
+        if (g->k > 0)
+            cblas_sgemm(CblasColMajor, cblas_operation(g->transa), cblas_operation(g->transb), g->m,
+                        g->n, g->k, (float)g->alpha, a32, g->lda, b32, g->ldb, (float)g->beta, c32,
+                        g->ldc);
+        else
+            for (long j = 0; j < g->n; j++)
+                for (long r = 0; r < g->m; r++)
+                    c32[j * g->ldc + r] = g->beta == 0 ? 0.0f : (float)g->beta * c32[j * g->ldc + r];
+        for (long j = 0; j < g->n; j++)
+            for (long r = 0; r < g->m; r++) c[j * g->ldc + r] = float_to_half(c32[j * g->ldc + r], bf16);
+    } else {
+        fprintf(stderr, "ctorch CUDA stand-in: cublasGemmEx: out of host memory\n");
+    }
+    free(c32);
+    free(b32);
+    free(a32);
+}
+
 static void run_gemm(void *arg)
 {
     const gemm_call *g = arg;
     for (int i = 0; i < g->batch; i++) {
-        if (g->f64) {
+        if (g->type == CUDA_R_16F || g->type == CUDA_R_16BF) {
+            run_half_gemm(g, i);
+        } else if (g->type == CUDA_R_64F) {
             const double *a = (const double *)g->a + i * g->stride_a;
             const double *b = (const double *)g->b + i * g->stride_b;
             double *c = (double *)g->c + i * g->stride_c;
@@ -190,7 +283,8 @@ static void *matrix(const char *call, const char *which, const void *pointer, lo
     return (char *)host - first * (long long)element;
 }
 
-static cublasStatus_t gemm(const char *call, cublasHandle_t handle, bool f64, cublasOperation_t transa,
+static cublasStatus_t gemm(const char *call, cublasHandle_t handle, cudaDataType type,
+                           int compute_type, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, double alpha,
                            const void *A, int lda, long long stride_a, const void *B, int ldb,
                            long long stride_b, double beta, void *C, int ldc, long long stride_c,
@@ -225,10 +319,10 @@ static cublasStatus_t gemm(const char *call, cublasHandle_t handle, bool f64, cu
                 "the caller's (cublasSetWorkspace after cublasSetStream)\n", call);
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
-    size_t element = f64 ? sizeof(double) : sizeof(float);
+    size_t element = type == CUDA_R_64F ? sizeof(double) : type == CUDA_R_32F ? sizeof(float) : 2;
     gemm_call *g = calloc(1, sizeof *g);
     if (!g) return CUBLAS_STATUS_ALLOC_FAILED;
-    *g = (gemm_call){f64, transa, transb, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
+    *g = (gemm_call){type, transa, transb, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
                      stride_c, alpha, beta, NULL, NULL, NULL};
     bool ok = true;
     if (k > 0) {
@@ -243,7 +337,7 @@ static cublasStatus_t gemm(const char *call, cublasHandle_t handle, bool f64, cu
     }
     if (ctorch_standin_enqueue(handle->stream, run_gemm, free, g) != CUDA_SUCCESS)
         return CUBLAS_STATUS_EXECUTION_FAILED;
-    log_gemm(call, handle, f64);
+    log_gemm(call, handle, type, compute_type);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -252,7 +346,7 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
                            const float *B, int ldb, const float *beta, float *C, int ldc)
 {
     if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
-    return gemm("cublasSgemm", handle, false, transa, transb, m, n, k, *alpha, A, lda, 0, B, ldb,
+    return gemm("cublasSgemm", handle, CUDA_R_32F, -1, transa, transb, m, n, k, *alpha, A, lda, 0, B, ldb,
                 0, *beta, C, ldc, 0, 1);
 }
 
@@ -261,7 +355,7 @@ cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t transa, cubl
                            const double *B, int ldb, const double *beta, double *C, int ldc)
 {
     if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
-    return gemm("cublasDgemm", handle, true, transa, transb, m, n, k, *alpha, A, lda, 0, B, ldb, 0,
+    return gemm("cublasDgemm", handle, CUDA_R_64F, -1, transa, transb, m, n, k, *alpha, A, lda, 0, B, ldb, 0,
                 *beta, C, ldc, 0, 1);
 }
 
@@ -273,7 +367,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int ldc, long long int strideC, int batchCount)
 {
     if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
-    return gemm("cublasSgemmStridedBatched", handle, false, transa, transb, m, n, k, *alpha, A,
+    return gemm("cublasSgemmStridedBatched", handle, CUDA_R_32F, -1, transa, transb, m, n, k, *alpha, A,
                 lda, strideA, B, ldb, strideB, *beta, C, ldc, strideC, batchCount);
 }
 
@@ -285,6 +379,46 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int ldc, long long int strideC, int batchCount)
 {
     if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
-    return gemm("cublasDgemmStridedBatched", handle, true, transa, transb, m, n, k, *alpha, A,
+    return gemm("cublasDgemmStridedBatched", handle, CUDA_R_64F, -1, transa, transb, m, n, k, *alpha, A,
                 lda, strideA, B, ldb, strideB, *beta, C, ldc, strideC, batchCount);
+}
+
+/* The types ctorch multiplies with GemmEx: A, B and C all float16 or all bfloat16, accumulated in
+ * float32 (float alpha and beta); anything else is refused as cuBLAS refuses a combination it
+ * does not have. */
+static bool half_types(cudaDataType a, cudaDataType b, cudaDataType c, cublasComputeType_t compute)
+{
+    return (a == CUDA_R_16F || a == CUDA_R_16BF) && b == a && c == a &&
+           (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_16F ||
+            compute == CUBLAS_COMPUTE_32F_FAST_16BF);
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                            int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+                            int lda, const void *B, cudaDataType Btype, int ldb, const void *beta,
+                            void *C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+                            cublasGemmAlgo_t algo)
+{
+    (void)algo;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!half_types(Atype, Btype, Ctype, computeType)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    return gemm("cublasGemmEx", handle, Ctype, (int)computeType, transa, transb, m, n, k,
+                *(const float *)alpha, A, lda, 0, B, ldb, 0, *(const float *)beta, C, ldc, 0, 1);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void *alpha, const void *A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void *B,
+                                          cudaDataType Btype, int ldb, long long int strideB,
+                                          const void *beta, void *C, cudaDataType Ctype, int ldc,
+                                          long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo)
+{
+    (void)algo;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!half_types(Atype, Btype, Ctype, computeType)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    return gemm("cublasGemmStridedBatchedEx", handle, Ctype, (int)computeType, transa, transb, m,
+                n, k, *(const float *)alpha, A, lda, strideA, B, ldb, strideB, *(const float *)beta,
+                C, ldc, strideC, batchCount);
 }

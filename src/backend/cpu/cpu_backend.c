@@ -187,6 +187,7 @@ const ct_backend ct_cpu_backend = {
     .launch = ct_cpu_launch,
     .work_shape = ct_cpu_work_shape,
     .gemm = ct_cpu_gemm,
+    .gemm_takes = ct_cpu_gemm_takes,
     .synchronize = cpu_synchronize,
     .stream_create = cpu_stream_create,
     .stream_destroy = cpu_stream_destroy,

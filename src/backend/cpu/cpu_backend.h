@@ -7,5 +7,8 @@ ct_status ct_cpu_launch(int index, void *stream, int kernel, void *const buffers
                         const struct ct_kparams *params, long work_per_item, int group_size);
 void ct_cpu_work_shape(int index, ct_work_shape *shape);
 ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *args);
+/* float16/bfloat16 products in OpenBLAS's shgemm/sbgemm, where it has them (cpu_blas_half.c). */
+bool ct_cpu_gemm_takes(int index, ct_dtype dtype);
+ct_status ct_cpu_half_gemm(const ct_gemm_args *args);
 
 #endif

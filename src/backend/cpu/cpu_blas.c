@@ -1,4 +1,5 @@
-/* Matrix products on the CPU through OpenBLAS (cblas), one call per matrix of a batch. */
+/* Matrix products on the CPU through OpenBLAS (cblas), one call per matrix of a batch (float16
+ * and bfloat16 in cpu_blas_half.c). */
 #include <cblas.h>
 
 #include "backend/cpu/cpu_backend.h"
@@ -11,6 +12,7 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
     (void)stream;
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
+    if (g->dtype == CT_F16 || g->dtype == CT_BF16) return ct_cpu_half_gemm(g);
     if (g->dtype != CT_F32 && g->dtype != CT_F64)
         return ct_error(CT_ERR_DTYPE, "cpu gemm: dtype %s has no BLAS routine", ct_dtype_name(g->dtype));
     /* OpenBLAS hangs when it cannot map its work buffer: fail before calling it instead. */

@@ -20,6 +20,7 @@ const ct_backend ct_cuda_backend = {
     .launch = ct_cuda_launch,
     .work_shape = ct_cuda_work_shape,
     .gemm = ct_cuda_gemm,
+    .gemm_takes = ct_cuda_gemm_takes,
     .synchronize = ct_cuda_synchronize,
     .stream_create = ct_cuda_stream_create,
     .stream_destroy = ct_cuda_stream_destroy,

@@ -97,6 +97,7 @@ ct_status ct_cuda_launch(int index, void *stream, int kernel, void *const buffer
                          const struct ct_kparams *params, long work_per_item, int group_size);
 void ct_cuda_work_shape(int index, ct_work_shape *shape);
 ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *args);
+bool ct_cuda_gemm_takes(int index, ct_dtype dtype);
 ct_status ct_cuda_synchronize(int index);
 ct_status ct_cuda_stream_create(int index, void **stream);
 void ct_cuda_stream_destroy(int index, void *stream);

@@ -53,8 +53,8 @@
 
 #define CT_CUDA_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetWorkspace) X(cublasSetMathMode)   \
-    X(cublasSgemm)                                                                                   \
-    X(cublasDgemm) X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)
+    X(cublasSgemm) X(cublasDgemm) X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched)          \
+    X(cublasGemmEx) X(cublasGemmStridedBatchedEx)
 
 #define CT_CUDA_MEMBER_(f) __typeof__(&f) f;
 

@@ -20,6 +20,7 @@ const ct_backend ct_opencl_backend = {
     .launch = ct_opencl_launch,
     .work_shape = ct_opencl_work_shape,
     .gemm = ct_opencl_gemm,
+    .gemm_takes = ct_opencl_gemm_takes,
     .synchronize = ct_opencl_synchronize,
     .stream_create = ct_opencl_stream_create,
     .stream_destroy = ct_opencl_stream_destroy,

@@ -1,5 +1,7 @@
 /* Matrix products on OpenCL through CLBlast's C API, queued on a stream's queue:
- * one strided-batched call for a batch at constant strides, single calls otherwise. CLBlast
+ * one strided-batched call for a batch at constant strides, single calls otherwise. float16 runs
+ * in CLBlast's Hgemm on a device with cl_khr_fp16 (elsewhere, and for bfloat16, which CLBlast
+ * does not have, the ops layer multiplies in float32: src/ops/gemm_any.c). CLBlast
  * compiles its kernels on its first call per device and process (seconds with a cold driver
  * cache, a tenth of a second with a warm one).
  *
@@ -51,6 +53,18 @@ static CLBlastStatusCode gemm_call(cl_command_queue *queue, const ct_gemm_args *
     size_t c_offset = (size_t)(g->c_offset + first * g->c_batch_stride);
     size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
     cl_mem a = (cl_mem)g->a, b = (cl_mem)g->b, c = (cl_mem)g->c;
+    if (g->dtype == CT_F16) {
+        cl_half alpha = ct_float_to_f16((float)g->alpha), beta = ct_float_to_f16((float)g->beta);
+        if (count == 1)
+            return CLBlastHgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, alpha, a, a_offset,
+                                (size_t)g->lda, b, b_offset, (size_t)g->ldb, beta, c, c_offset,
+                                (size_t)g->ldc, queue, NULL);
+        return CLBlastHgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, m, n, k, alpha, a, a_offset,
+                                          (size_t)g->lda, (size_t)g->a_batch_stride, b, b_offset,
+                                          (size_t)g->ldb, (size_t)g->b_batch_stride, beta, c,
+                                          c_offset, (size_t)g->ldc, (size_t)g->c_batch_stride,
+                                          (size_t)count, queue, NULL);
+    }
     if (g->dtype == CT_F32 && count == 1)
         return CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, m, n, k, (float)g->alpha, a, a_offset,
                             (size_t)g->lda, b, b_offset, (size_t)g->ldb, (float)g->beta, c,
@@ -72,11 +86,27 @@ static CLBlastStatusCode gemm_call(cl_command_queue *queue, const ct_gemm_args *
                                       (size_t)count, queue, NULL);
 }
 
+bool ct_opencl_gemm_takes(int index, ct_dtype dtype)
+{
+    return dtype == CT_F32 || dtype == CT_F64 ||
+           (dtype == CT_F16 && ct_opencl_devices[index].has_fp16);
+}
+
+/* "Sgemm", "HgemmStridedBatched": the CLBlast routine of a call, for messages. */
+static const char *routine_name(ct_dtype dtype, bool strided_batched)
+{
+    static const char *const names[2][3] = {{"Sgemm", "Dgemm", "Hgemm"},
+                                            {"SgemmStridedBatched", "DgemmStridedBatched",
+                                             "HgemmStridedBatched"}};
+    return names[strided_batched][dtype == CT_F32 ? 0 : dtype == CT_F64 ? 1 : 2];
+}
+
 ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
 {
-    if (g->dtype != CT_F32 && g->dtype != CT_F64)
-        return ct_error(CT_ERR_DTYPE, "opencl gemm: dtype %s has no BLAS routine",
-                        ct_dtype_name(g->dtype));
+    if (!ct_opencl_gemm_takes(index, g->dtype))
+        return ct_error(CT_ERR_DTYPE, "opencl:%d gemm: dtype %s has no CLBlast routine on %s%s",
+                        index, ct_dtype_name(g->dtype), ct_opencl_devices[index].name,
+                        g->dtype == CT_F16 ? " (it has no cl_khr_fp16)" : "");
     /* ct_backend_gemm has refused negative offsets and sizes above int, and skipped empty outputs */
     if (g->k <= 0) /* CLBlast refuses it; the ops layer fills an empty sum itself */
         return ct_error(CT_ERR_INVALID_ARGUMENT, "opencl gemm: k is %ld; an empty sum has no "
@@ -93,8 +123,7 @@ ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
         if (status != CLBlastSuccess)
             return ct_error(CT_ERR_BACKEND, "opencl:%d: CLBlast %s (%ld x %ld x %ld, batch %ld) "
                             "failed: %s (%d)", index,
-                            g->dtype == CT_F32 ? (batched && per_call > 1 ? "SgemmStridedBatched" : "Sgemm")
-                                               : (batched && per_call > 1 ? "DgemmStridedBatched" : "Dgemm"),
+                            routine_name(g->dtype, batched && per_call > 1),
                             g->m, g->n, g->k, g->batch, clblast_status_name(status), (int)status);
     }
     static atomic_bool first_gemm_waited; /* CLBlast's kernels compile on paths of their own */

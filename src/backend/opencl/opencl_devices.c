@@ -152,6 +152,7 @@ static void read_properties(ct_opencl_device *device)
     device->max_allocation = (size_t)(max_alloc < global ? max_alloc : global);
     device->compute_units = (int)units;
     size_t free_kib[2] = {0, 0};
+    device->has_fp16 = device_has_extension(device->id, "cl_khr_fp16");
     device->has_amd_free_memory =
         device_has_extension(device->id, "cl_amd_device_attribute_query") &&
         clGetDeviceInfo(device->id, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof free_kib, free_kib,

@@ -28,6 +28,7 @@ typedef struct ct_opencl_device {
     int compute_units;
     size_t max_group_size; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     bool has_amd_free_memory; /* CL_DEVICE_GLOBAL_FREE_MEMORY_AMD answers */
+    bool has_fp16;            /* cl_khr_fp16: CLBlast's Hgemm runs there */
     atomic_size_t held;       /* bytes of live buffers ctorch created on the device */
 
     /* A cl_kernel's arguments are shared state: setting them and enqueueing happen under this
@@ -76,6 +77,7 @@ ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buff
                            const struct ct_kparams *params, long work_per_item, int group_size);
 void ct_opencl_work_shape(int index, ct_work_shape *shape);
 ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *args);
+bool ct_opencl_gemm_takes(int index, ct_dtype dtype);
 
 ct_status ct_opencl_synchronize(int index);
 ct_status ct_opencl_stream_create(int index, void **stream);

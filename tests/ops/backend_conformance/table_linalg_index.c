@@ -2,7 +2,11 @@
  * one_hot). Index inputs hold valid indices (their ranges are given per case). matmul's float
  * results may sum in another order on a device (another gemm): 16 ulps of |A| @ |B| (PoCL with
  * CLBlast: 1.1 of those ulps, where the same differences are 23 ulps of a result that cancels);
- * every other entry moves values without arithmetic and must agree exactly. */
+ * |A| @ |B| is taken in float64, from the inputs converted, and rounded to their dtype. float16 and bfloat16 products
+ * accumulate in float32 and round once: against float64, half an ulp of the 16-bit format for the
+ * rounding and K float32 ulps (K <= 64: 2^-18, far below a 16-bit ulp) relative to |A| @ |B|; 4
+ * ulps leave room for a device whose 16-bit gemm rounds a partial sum. Every other entry moves
+ * values without arithmetic and must agree exactly. */
 #include "conformance.h"
 
 static const conf_case matmul_cases[] = {
@@ -114,6 +118,15 @@ static ct_tensor *run_matmul(ct_tensor *const *in, const conf_args *args)
     return ct_matmul(in[0], in[1]);
 }
 
+/* |A| @ |B|, taken in float64 and given in the inputs' dtype (abs of a 16-bit tensor is another
+ * family's op). */
+static ct_tensor *matmul_magnitude(ct_tensor *const *in, const conf_args *args)
+{
+    (void)args;
+    ct_tensor *a = ct_abs(ct_to_dtype(in[0], CT_F64)), *b = ct_abs(ct_to_dtype(in[1], CT_F64));
+    return ct_to_dtype(ct_matmul(a, b), ct_tensor_dtype(in[0]));
+}
+
 static ct_tensor *run_cat(ct_tensor *const *in, const conf_args *args)
 {
     return ct_cat((const ct_tensor *const *)in, args->count, args->dim);
@@ -140,7 +153,8 @@ static ct_tensor *run_one_hot(ct_tensor *const *in, const conf_args *args)
 }
 
 const conf_op conf_linalg_index_ops[] = {
-    {"ct_matmul", 2, CONF_NUMERIC, {CONF_SMALL, CONF_SMALL}, matmul_cases, 16, run_matmul, true, NULL, 0},
+    {"ct_matmul", 2, CONF_NUMERIC | CONF_HALF, {CONF_SMALL, CONF_SMALL}, matmul_cases, 16, run_matmul, true,
+     matmul_magnitude, 4},
     {"ct_cat", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, cat_cases, 0, run_cat, false, NULL, 0},
     {"ct_stack", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, stack_cases, 0, run_stack, false, NULL, 0},
     {"ct_index_select", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select, false, NULL, 0},
