@@ -6,7 +6,13 @@
  * are inputs 1 and 2, in the parameter's shape, set as its .grad by backpropagating them from it.
  * Options in args.s: SGD lr, momentum, dampening, weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
- * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
+ * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1).
+ * float16 and bfloat16 parameters keep their state in their own dtype (as PyTorch's non-fused
+ * steps do) and step in float: against float64, 4 units of the 16-bit format, as the state and
+ * the parameter are rounded after the first step and the second adds to them (which may cancel).
+ * float16 cannot hold Adam's exp_avg_sq of a gradient below about 0.005 (1e-3 g^2 underflows
+ * to 0, and the step then divides by eps alone, as PyTorch's does): its 16-bit entries draw the
+ * first gradient from [0.05, 8), not around 0. */
 #include "conformance.h"
 
 typedef ct_optimizer *(*make_optimizer)(ct_tensor *param, const conf_args *a);
@@ -135,8 +141,15 @@ static const conf_case adamw_cases[] = {
      .args = {ADAM_DECAY}},
     {0}};
 
-#define ENTRY(name, cases) \
-    {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL, 0}
+#define ENTRY(name, suffix, dtypes, first_grad, cases)                                           \
+    {"ct_optim_" #name " step" suffix, 3, dtypes, {CONF_ANY, first_grad, CONF_ANY}, cases, 8,     \
+     run_##name, false, NULL, 4}
 
-const conf_op conf_optim_ops[] = {ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases)};
+const conf_op conf_optim_ops[] = {
+    ENTRY(sgd, "", CONF_FLOAT | CONF_HALF, CONF_ANY, sgd_cases),
+    ENTRY(adam, "", CONF_FLOAT, CONF_ANY, adam_cases),
+    ENTRY(adamw, "", CONF_FLOAT, CONF_ANY, adamw_cases),
+    ENTRY(adam, ", 16-bit", CONF_HALF, CONF_POSITIVE, adam_cases),
+    ENTRY(adamw, ", 16-bit", CONF_HALF, CONF_POSITIVE, adamw_cases),
+};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);
