@@ -55,8 +55,8 @@ static void assert_within_units(const ct_tensor *got, const ct_tensor *want, ct_
 }
 
 /* A leaf of dtype on device from values, and its float32 twin from the same (rounded) values. */
-static void twin_leaves(const double *values, const int64_t *shape, int ndim, ct_dtype dtype, ct_device device,
-                        ct_tensor **low, ct_tensor **wide)
+static void twin_leaves(const double *values, const int64_t *shape, int ndim, ct_dtype dtype,
+                        ct_device device, ct_tensor **low, ct_tensor **wide)
 {
     *low = tensor_of(values, shape, ndim, dtype, device);
     *wide = ct_to_dtype(*low, CT_F32);
@@ -108,7 +108,8 @@ static void module_to_16_bits_converts_floating_tensors_only(void **state)
         ct_module *net = ct_sequential((ct_module *[]){ct_linear(4, 3, true), ct_batch_norm1d(3, NULL)}, 2);
         assert_non_null(net);
         assert_ok(ct_module_to_dtype(net, halves[k]));
-        const char *floating[] = {"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var"};
+        const char *floating[] = {"0.weight", "0.bias", "1.weight",
+                                  "1.bias", "1.running_mean", "1.running_var"};
         for (int i = 0; i < 6; i++) check_dtype(net, floating[i], halves[k]);
         check_dtype(net, "1.num_batches_tracked", CT_I64);
         /* and back, as module.float() after module.half() */
@@ -220,7 +221,8 @@ static void steps_in_16_bits_follow_float32(ct_device device, ct_dtype dtype)
 {
     enum { N = 24, STEPS = 3 };
     make_optimizer makes[3] = {make_sgd, make_adam, make_adamw};
-    const char *state_names[3][2] = {{"momentum_buffer"}, {"exp_avg", "exp_avg_sq"}, {"exp_avg", "exp_avg_sq"}};
+    const char *state_names[3][2] = {
+        {"momentum_buffer"}, {"exp_avg", "exp_avg_sq"}, {"exp_avg", "exp_avg_sq"}};
     double start[N], grads[STEPS][N];
     draw(start, N, -2, 2, 5, false);
     for (int s = 0; s < STEPS; s++) draw(grads[s], N, -1, 1, 6 + (unsigned)s, true);
@@ -283,7 +285,8 @@ static void training_in_16_bits_follows_float32(ct_device device, ct_dtype dtype
             last[m] = value_of(loss);
             if (s == 0 && m == 0) first = last[0];
         }
-    if (!(last[0] < first - 0.05)) fail_msg("%s: the loss went from %g to %g", ct_dtype_name(dtype), first, last[0]);
+    if (!(last[0] < first - 0.05))
+        fail_msg("%s: the loss went from %g to %g", ct_dtype_name(dtype), first, last[0]);
     if (!(fabs(last[0] - last[1]) <= 8 * unit(dtype) * fmax(1, fabs(last[1]))))
         fail_msg("%s: the last loss is %.9g, float32's %.9g", ct_dtype_name(dtype), last[0], last[1]);
     assert_within_units(scores[0], scores[1], dtype, 8, 1, "trained scores");
@@ -306,10 +309,29 @@ static void on_every_device(device_check check)
         }
 }
 
-static void batch_norm(void **state) { (void)state; on_every_device(batch_norm_in_16_bits_is_float32_rounded); }
-static void cross_entropy(void **state) { (void)state; on_every_device(cross_entropy_in_16_bits_is_float32_rounded); }
-static void optimizer_steps(void **state) { (void)state; on_every_device(steps_in_16_bits_follow_float32); }
-static void training(void **state) { (void)state; on_every_device(training_in_16_bits_follows_float32); }
+static void batch_norm(void **state)
+{
+    (void)state;
+    on_every_device(batch_norm_in_16_bits_is_float32_rounded);
+}
+
+static void cross_entropy(void **state)
+{
+    (void)state;
+    on_every_device(cross_entropy_in_16_bits_is_float32_rounded);
+}
+
+static void optimizer_steps(void **state)
+{
+    (void)state;
+    on_every_device(steps_in_16_bits_follow_float32);
+}
+
+static void training(void **state)
+{
+    (void)state;
+    on_every_device(training_in_16_bits_follows_float32);
+}
 
 int main(void)
 {
