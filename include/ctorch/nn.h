@@ -93,8 +93,9 @@ void ct_module_zero_grad(ct_module *m);
  * this file). Either everything moves or, on an error, nothing does. Optimizers built on the
  * module move their state on their next step. */
 ct_status ct_module_to(ct_module *m, ct_device device);
-/* Converts every floating parameter, buffer and gradient to dtype (float32 or float64) in place,
- * as module.float() / module.double(); integer buffers keep their dtype. All or nothing. */
+/* Converts every floating parameter, buffer and gradient to dtype (float32, float64, float16 or
+ * bfloat16) in place, as module.float() / double() / half() / bfloat16(); integer buffers keep
+ * their dtype. All or nothing. */
 ct_status ct_module_to_dtype(ct_module *m, ct_dtype dtype);
 /* The device of the first parameter or buffer (the cpu for a module without tensors). */
 ct_device ct_module_device(const ct_module *m);

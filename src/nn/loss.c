@@ -50,7 +50,8 @@ static ct_status check_class_inputs(const char *function, const char *scores_nam
                         "scores)", function, scores_name,
                         ct_shape_format(scores->shape, scores->ndim, a, sizeof a));
     if (!ct_dtype_is_floating(scores->dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: %s is %s; it must be float32 or float64", function,
+        return ct_error(CT_ERR_DTYPE, "%s: %s is %s; it must be floating (float32, float64, "
+                        "float16 or bfloat16)", function,
                         scores_name, ct_dtype_name(scores->dtype));
     if (target->dtype != CT_I64)
         return ct_error(CT_ERR_DTYPE, "%s: target is %s; class indices must be int64 (convert with "

@@ -169,8 +169,8 @@ ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: '%s' was made by %s; a parameter must be a "
                         "leaf (use ct_detach)", function, name, ct_grad_fn_name(parameter));
     if (!ct_dtype_is_floating(parameter->dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: '%s' is %s; parameters must be float32 or float64 "
-                        "(register integer state as a buffer)", function, name,
+        return ct_error(CT_ERR_DTYPE, "%s: '%s' is %s; parameters must be floating (float32, "
+                        "float64, float16 or bfloat16; register integer state as a buffer)", function, name,
                         ct_dtype_name(parameter->dtype));
     status = ct_requires_grad_(parameter, true);
     return status == CT_OK ? slots_add(function, &m->parameters, name, parameter) : status;

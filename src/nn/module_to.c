@@ -138,6 +138,6 @@ ct_status ct_module_to_dtype(ct_module *m, ct_dtype dtype)
     if (!m) return ct_null_argument("ct_module_to_dtype", "m"), ct_last_error();
     if (!ct_dtype_is_valid((int)dtype) || !ct_dtype_is_floating(dtype))
         return ct_error(CT_ERR_DTYPE, "ct_module_to_dtype: %s is not a floating dtype; a module's "
-                        "floating tensors convert to float32 or float64", ct_dtype_name(dtype));
+                        "floating tensors convert to float32, float64, float16 or bfloat16", ct_dtype_name(dtype));
     return move_tree(m, NULL, (int)dtype);
 }

@@ -4,7 +4,10 @@
  * backward is the standard formula in two kernels: per-channel sums, then the input's gradient
  * elementwise. The per-channel reductions (the batch statistics, the backward's sums) split each
  * channel's N * inner elements by the device's shape (ops/work_split.c): a group per chunk,
- * several chunks per channel when a channel is long, then a combine pass per channel. */
+ * several chunks per channel when a channel is long, then a combine pass per channel. For float16
+ * and bfloat16 inputs the tables and partial sums are float32 (ct_nn_accumulate_dtype), as
+ * PyTorch keeps its half-precision batch statistics; the running statistics, weight and bias
+ * keep the input's dtype. */
 #include "ops/nn_internal.h"
 #include "ops/work_split.h"
 #include "ops/autocast.h"
@@ -135,8 +138,9 @@ static ct_status check_arguments(const ct_tensor *input, const ct_tensor *runnin
         return ct_error(CT_ERR_SHAPE, "%s: expected input [N, C] or [N, C, ...] (2 or more dims), "
                         "but got input of shape %s", FN, si);
     if (!ct_dtype_is_floating(input->dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; batch normalisation needs float32 "
-                        "or float64", FN, ct_dtype_name(input->dtype));
+        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; batch normalisation needs a "
+                        "floating dtype (float32, float64, float16 or bfloat16)", FN,
+                        ct_dtype_name(input->dtype));
     for (int i = 1; i < 5; i++)
         if ((status = check_channel_tensor(input, all[i], operand_names[i])) != CT_OK) return status;
     if (!running_mean != !running_var)
@@ -160,11 +164,12 @@ static ct_status check_arguments(const ct_tensor *input, const ct_tensor *runnin
 static ct_status batch_statistics(const ct_tensor *x, ct_tensor *stats, ct_tensor *running_mean,
                                   ct_tensor *running_var, const bn_shape *s, double momentum)
 {
-    static const ct_kernel_id stats_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_stats);
+    static const ct_kernel_id stats_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_stats);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_stats_combine);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_stats_combine);
     static const ct_kernel_id update_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_update_running);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_update_running);
     int64_t m = s->n * s->inner;
     if (m == 0) return ct_tensor_fill(stats, 0.0);
     ct_reduce_split split;
@@ -174,7 +179,7 @@ static ct_status batch_statistics(const ct_tensor *x, ct_tensor *stats, ct_tenso
     ct_tensor *partials = NULL;
     if (split.chunks > 1) {
         int64_t partials_shape[1] = {2 * s->c * split.chunks};
-        partials = ct_tensor_alloc(FN, x->storage->device, x->dtype, partials_shape, 1);
+        partials = ct_tensor_alloc(FN, x->storage->device, stats->dtype, partials_shape, 1);
         if (!partials) return ct_last_error();
     }
     ct_kparams p = bn_params(s, s->c * split.chunks);
@@ -217,12 +222,15 @@ static ct_tensor *batch_norm_forward(const ct_tensor *x, ct_tensor *running_mean
                                      const ct_tensor *weight, const ct_tensor *bias, bool training,
                                      double momentum, double eps, ct_tensor **stats_out)
 {
-    static const ct_kernel_id coeff_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_coeffs);
-    static const ct_kernel_id apply_kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_apply);
+    static const ct_kernel_id coeff_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_coeffs);
+    static const ct_kernel_id apply_kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_apply);
     ct_device device = x->storage->device;
     bn_shape s = shape_of(x->shape, x->ndim);
     int64_t stats_shape[2] = {STATS_ROWS, s.c};
-    ct_tensor *stats = ct_tensor_alloc(FN, device, x->dtype, stats_shape, 2);
+    ct_tensor *stats = ct_tensor_alloc(FN, device, ct_nn_accumulate_dtype(x->dtype), stats_shape,
+                                       2);
     ct_tensor *out = stats ? ct_tensor_alloc(FN, device, x->dtype, x->shape, x->ndim) : NULL;
     ct_status status = out ? CT_OK : ct_last_error();
     if (status == CT_OK)
@@ -255,12 +263,12 @@ static ct_tensor *batch_norm_forward(const ct_tensor *x, ct_tensor *running_mean
 
 /* ---- the backward ---- */
 
-/* A new [c] tensor with row `row` of the contiguous table t ([rows, c]). */
-static ct_tensor *table_row(const ct_tensor *t, int64_t row)
+/* A new [c] tensor of dtype with row `row` of the contiguous table t ([rows, c]). */
+static ct_tensor *table_row(const ct_tensor *t, int64_t row, ct_dtype dtype)
 {
     int64_t c = t->shape[1], shape[1] = {c}, strides[1] = {1};
     ct_tensor *view = ct_tensor_view_of(t, 1, shape, strides, t->offset + row * c);
-    ct_tensor *copy = view ? ct_clone(view) : NULL;
+    ct_tensor *copy = !view ? NULL : dtype == t->dtype ? ct_clone(view) : ct_to_dtype(view, dtype);
     ct_release(view);
     return copy;
 }
@@ -268,11 +276,11 @@ static ct_tensor *table_row(const ct_tensor *t, int64_t row)
 static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     static const ct_kernel_id reduce_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_reduce);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_backward_reduce);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_combine);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_backward_combine);
     static const ct_kernel_id input_kernels[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(batch_norm_backward_input);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(batch_norm_backward_input);
     const ct_tensor *x = node->saved[0], *stats = node->saved[1];
     bn_shape s = shape_of(x->shape, x->ndim);
     ct_tensor *g = ct_contiguous(grad);
@@ -282,7 +290,7 @@ static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_te
     /* the table's rows, then each chunk's two sums when a channel takes several */
     int64_t work_shape[2] = {WORK_ROWS + (split.chunks > 1 ? 2 * split.chunks : 0), s.c};
     ct_tensor *work = status == CT_OK ? ct_tensor_alloc("NativeBatchNormBackward", x->storage->device,
-                                                        x->dtype, work_shape, 2) : NULL;
+                                                        stats->dtype, work_shape, 2) : NULL;
     if (status == CT_OK && !work) status = ct_last_error();
     if (status == CT_OK && empty) status = ct_tensor_fill(work, 0.0);
     else if (status == CT_OK) {
@@ -306,9 +314,9 @@ static ct_status batch_norm_backward(ct_node *node, const ct_tensor *grad, ct_te
         const ct_tensor *operands[4] = {grads[0], g, x, work};
         if (status == CT_OK) status = launch(input_kernels[x->dtype], &p, operands, 4, p.l[3]);
     }
-    if (status == CT_OK && ct_node_needs_grad(node, 1) && !(grads[1] = table_row(work, 1)))
+    if (status == CT_OK && ct_node_needs_grad(node, 1) && !(grads[1] = table_row(work, 1, x->dtype)))
         status = ct_last_error();
-    if (status == CT_OK && ct_node_needs_grad(node, 2) && !(grads[2] = table_row(work, 0)))
+    if (status == CT_OK && ct_node_needs_grad(node, 2) && !(grads[2] = table_row(work, 0, x->dtype)))
         status = ct_last_error();
     ct_release(work);
     ct_release(g);

@@ -61,7 +61,7 @@ ct_tensor *ct_conv2d_alloc_col(const ct_conv2d_setup *s, ct_device device, ct_dt
 ct_status ct_conv2d_im2col(const ct_tensor *x, int64_t first, int64_t count,
                            const ct_conv2d_setup *s, ct_tensor *col)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(im2col);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(im2col);
     ct_kparams p = {0};
     ct_window2d_pack(&s->g, &p);
     p.n = (long)(count * s->k);
@@ -97,8 +97,9 @@ static ct_status check_window_arguments(const int64_t stride[2], const int64_t p
 static ct_status check_dtypes(const ct_tensor *input, const ct_tensor *weight, const ct_tensor *bias)
 {
     if (!ct_dtype_is_floating(input->dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; convolution needs float32 or "
-                        "float64", FN, ct_dtype_name(input->dtype));
+        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; convolution needs a floating "
+                        "dtype (float32, float64, float16 or bfloat16)", FN,
+                        ct_dtype_name(input->dtype));
     const ct_tensor *others[2] = {weight, bias};
     const char *names[2] = {"weight", "bias"};
     for (int i = 0; i < 2; i++)
@@ -169,7 +170,8 @@ static ct_status check_blas_sizes(const ct_conv2d_setup *s)
 static ct_status start_output(ct_tensor *out, const ct_tensor *bias, const ct_conv2d_setup *s)
 {
     if (!bias) return s->kg == 0 ? ct_tensor_fill(out, 0.0) : CT_OK;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(conv2d_bias_fill);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(conv2d_bias_fill);
     ct_kparams p = {0};
     p.n = (long)(s->n * s->o); /* a row of l per work item */
     p.off[0] = (long)out->offset;

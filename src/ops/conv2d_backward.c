@@ -12,7 +12,7 @@ static const char *const FN = "ConvolutionBackward";
 static ct_status col2im(const ct_tensor *col, ct_tensor *grad_input, int64_t first, int64_t count,
                         const ct_conv2d_setup *s)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(col2im);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(col2im);
     ct_kparams p = {0};
     ct_window2d_pack(&s->g, &p);
     int64_t plane = s->g.h * s->g.w;

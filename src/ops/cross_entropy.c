@@ -34,7 +34,8 @@ static ct_status check_classes(const char *function, const ct_tensor *target, in
 static ct_status launch_forward(const ct_tensor *logits, const ct_tensor *target, double smoothing,
                                 ct_tensor *rows, ct_tensor *probs)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(cross_entropy_forward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(cross_entropy_forward);
     ct_kparams p = {0};
     p.n = (long)logits->shape[0];
     p.off[0] = rows->offset;
@@ -54,19 +55,27 @@ static ct_status launch_forward(const ct_tensor *logits, const ct_tensor *target
                                     group_size);
 }
 
-/* The loss without a graph: the mean of the rows' losses; the softmax goes to *probs_out. */
+/* The loss without a graph: the mean of the rows' losses; the softmax goes to *probs_out. The
+ * rows' losses and the softmax of 16-bit logits are float32 (see ct_nn_accumulate_dtype): the
+ * loss is rounded to the logits' dtype once, after the mean. */
 static ct_tensor *forward(const char *function, const ct_tensor *logits, const ct_tensor *target,
                           double smoothing, ct_tensor **probs_out)
 {
     int64_t n = logits->shape[0];
     ct_device device = logits->storage->device;
+    ct_dtype wide = ct_nn_accumulate_dtype(logits->dtype);
     ct_tensor *z = ct_contiguous(logits), *t = ct_contiguous(target);
-    ct_tensor *probs = z ? ct_tensor_alloc(function, device, logits->dtype, logits->shape, 2) : NULL;
-    ct_tensor *rows = probs ? ct_tensor_alloc(function, device, logits->dtype, &n, 1) : NULL;
+    ct_tensor *probs = z ? ct_tensor_alloc(function, device, wide, logits->shape, 2) : NULL;
+    ct_tensor *rows = probs ? ct_tensor_alloc(function, device, wide, &n, 1) : NULL;
     ct_status status = rows && t ? CT_OK : ct_last_error();
     if (status == CT_OK && n > 0) status = launch_forward(z, t, smoothing, rows, probs);
     /* N = 0 gives NaN, the mean of nothing, as PyTorch does. */
     ct_tensor *loss = status == CT_OK ? ct_mean(rows, NULL, 0, false) : NULL;
+    if (loss && wide != logits->dtype) {
+        ct_tensor *rounded = ct_to_dtype(loss, logits->dtype);
+        ct_release(loss);
+        loss = rounded;
+    }
     ct_release(rows);
     ct_release(t);
     ct_release(z);
@@ -90,6 +99,7 @@ ct_tensor *ct_softmax_cross_entropy(const char *function, const ct_tensor *logit
     loss = ct_record(loss, NODE_NAME, cross_entropy_backward, &logits, 1, &node);
     if (node) {
         node->scalars[0] = smoothing;
+        node->ints[0] = (int64_t)logits->dtype; /* the gradient's: the softmax may be wider */
         ct_tensor *t = ct_contiguous(target);
         if (!t || ct_node_save(node, probs) != CT_OK || ct_node_save(node, t) != CT_OK) {
             ct_release(loss);
@@ -101,12 +111,15 @@ ct_tensor *ct_softmax_cross_entropy(const char *function, const ct_tensor *logit
     return loss;
 }
 
-/* grad_logits = grad / N * (softmax - q); saved: the softmax, the (contiguous) target. */
+/* grad_logits = grad / N * (softmax - q); saved: the softmax, the (contiguous) target; ints[0]
+ * the logits' dtype. */
 static ct_status cross_entropy_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(cross_entropy_backward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(cross_entropy_backward);
     const ct_tensor *probs = node->saved[0], *target = node->saved[1];
-    ct_tensor *out = ct_tensor_alloc(NODE_NAME, probs->storage->device, probs->dtype, probs->shape, 2);
+    ct_dtype dtype = (ct_dtype)node->ints[0];
+    ct_tensor *out = ct_tensor_alloc(NODE_NAME, probs->storage->device, dtype, probs->shape, 2);
     if (!out) return ct_last_error();
     ct_kparams p = {0};
     p.n = (long)probs->shape[0];

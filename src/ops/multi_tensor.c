@@ -56,7 +56,7 @@ static ct_status contiguous_forms(const char *function, ct_tensor *const *tensor
 
 ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_scale);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_scale);
     size_t slots = count > 0 ? (size_t)count : 1;
     ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
     bool *done = calloc(slots, sizeof *done);
@@ -97,6 +97,11 @@ static ct_status power_sum_group(ct_tensor *const *list, int64_t n, int mode, do
 {
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_power_sum);
     const ct_tensor *first = list[0];
+    /* 16-bit partial sums would overflow and lose the small terms */
+    if (kernels[first->dtype] == CT_K_NONE)
+        return ct_error(CT_ERR_DTYPE, "norms and inf checks of %s gradients are not supported: keep "
+                        "float32 (or float64) parameters, and let autocast run the ops in 16 bits",
+                        ct_dtype_name(first->dtype));
     int64_t items = 0;
     for (int64_t i = 0; i < n; i++) items += (ct_numel(list[i]) + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM;
     ct_tensor *partials = ct_empty(&items, 1, first->dtype, first->storage->device);

@@ -7,6 +7,14 @@
 #include "ctorch/nn_functional.h"
 #include "ops/ops_autograd.h"
 
+/* The dtype the nn and batch-norm kernels keep their sums and per-row or per-channel tables in
+ * (CT_REAL in the kernels): float32 for float16 and bfloat16 tensors, as PyTorch's kernels
+ * accumulate them; the dtype itself otherwise. */
+static inline ct_dtype ct_nn_accumulate_dtype(ct_dtype dtype)
+{
+    return dtype == CT_F16 || dtype == CT_BF16 ? CT_F32 : dtype;
+}
+
 /* A 2-D window op over planes [h, w] giving planes [out_h, out_w]. */
 typedef struct ct_window2d {
     int64_t h, w, out_h, out_w;

@@ -41,7 +41,8 @@ static ct_status check_pool(const char *fn, const ct_tensor *input, const int64_
         return ct_error(CT_ERR_SHAPE, "%s: expected input [N, C, H, W] with C, H and W non-zero "
                         "(N may be 0), but got input of shape %s", fn, si);
     if (!ct_dtype_is_floating(input->dtype))
-        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; pooling needs float32 or float64",
+        return ct_error(CT_ERR_DTYPE, "%s: input has dtype %s; pooling needs a floating dtype "
+                        "(float32, float64, float16 or bfloat16)",
                         fn, ct_dtype_name(input->dtype));
     for (int d = 0; d < 2; d++) {
         if (kernel[d] <= 0 || kernel[d] > INT32_MAX)
@@ -128,7 +129,8 @@ static ct_status launch_window(ct_device device, ct_kernel_id kernel, const ct_w
 
 static ct_status max_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(max_pool2d_backward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(max_pool2d_backward);
     const ct_input_meta *in = &node->inputs[0];
     const ct_tensor *indices = node->saved[0];
     ct_window2d g;
@@ -156,7 +158,7 @@ ct_tensor *ct_max_pool2d_with_indices(const ct_tensor *input, const int64_t kern
                                       ct_tensor **indices)
 {
     CT_API_ENTER;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(max_pool2d);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(max_pool2d);
     if (indices) *indices = NULL;
     ct_window2d g;
     if (pool_setup(MAX_FN, input, kernel_size, stride, padding, &g) != CT_OK) return ct_api_return(NULL);
@@ -210,7 +212,8 @@ ct_tensor *ct_max_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
 
 static ct_status avg_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(avg_pool2d_backward);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(avg_pool2d_backward);
     const ct_input_meta *in = &node->inputs[0];
     ct_window2d g;
     window_of_node(node, &g);
@@ -237,7 +240,7 @@ ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
                          const int64_t stride[2], const int64_t padding[2], bool count_include_pad)
 {
     CT_API_ENTER;
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(avg_pool2d);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(avg_pool2d);
     ct_window2d g;
     if (pool_setup(AVG_FN, input, kernel_size, stride, padding, &g) != CT_OK) return ct_api_return(NULL);
     ct_device device = input->storage->device;

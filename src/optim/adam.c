@@ -68,8 +68,8 @@ ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, con
 
 ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad)
 {
-    static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(adam_moments);
-    static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(adam_update);
+    static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_moments);
+    static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_update);
     const ct_adam_options *opt = &o->adam;
     for (int k = 0; k < 2; k++)
         if (!ps->state[k]) {

@@ -28,8 +28,8 @@ ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tens
         const ct_tensor *t = params[i];
         if (!t) return ct_null_argument(function, "params[i]");
         if (!ct_dtype_is_floating(t->dtype))
-            return ct_error_null(CT_ERR_DTYPE, "%s: params[%lld] is %s; an optimizer updates float32 "
-                                 "or float64 tensors", function, (long long)i, ct_dtype_name(t->dtype));
+            return ct_error_null(CT_ERR_DTYPE, "%s: params[%lld] is %s; an optimizer updates "
+                                 "floating tensors (float32, float64, float16, bfloat16)", function, (long long)i, ct_dtype_name(t->dtype));
         if (!ct_is_leaf(t))
             return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] was made by %s; an "
                                  "optimizer can only optimize leaf tensors", function, (long long)i,

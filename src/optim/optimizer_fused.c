@@ -63,9 +63,9 @@ static ct_status multi_launch(const ct_optimizer *o, ct_kernel_id kernel, ct_ten
 
 static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count)
 {
-    static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_sgd_step);
+    static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_sgd_step);
     static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] =
-        CT_KERNELS_BY_FLOAT_DTYPE(multi_sgd_momentum_step);
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_sgd_momentum_step);
     const ct_sgd_options *opt = &o->sgd;
     ct_dtype dtype = group[0]->work->dtype;
     long flags = opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0;
@@ -98,7 +98,7 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
  * the bits are the same. */
 static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int count)
 {
-    static const ct_kernel_id step[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_adam_step);
+    static const ct_kernel_id step[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_adam_step);
     const ct_adam_options *opt = &o->adam;
     ct_dtype dtype = group[0]->work->dtype;
     ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};

@@ -46,8 +46,9 @@ ct_optimizer *ct_optim_sgd_params(ct_tensor *const *params, int64_t count, const
 
 ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad)
 {
-    static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(sgd_step);
-    static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(sgd_momentum_step);
+    static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sgd_step);
+    static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sgd_momentum_step);
     const ct_sgd_options *opt = &o->sgd;
     long flags = opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0;
     ct_status status;

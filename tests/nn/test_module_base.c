@@ -115,7 +115,7 @@ static void registration_errors(void **state)
     assert_int_equal(ct_module_register_parameter(m, "", w), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "the name is empty");
     assert_int_equal(ct_module_register_parameter(m, "i", ints), CT_ERR_DTYPE);
-    assert_error(CT_ERR_DTYPE, "parameters must be float32 or float64");
+    assert_error(CT_ERR_DTYPE, "parameters must be floating (float32, float64, float16 or bfloat16");
     ct_tensor *made = ct_mul(w, w);
     assert_int_equal(ct_module_register_parameter(m, "made", made), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "must be a leaf");

@@ -37,7 +37,8 @@ static void shapes_and_dtypes(void **state)
     expect(x, NULL, NULL, NULL, f32((int64_t[]){1, 3}, 2), true, CT_ERR_SHAPE, "expected bias of shape [3]",
            "got bias of shape [1, 3]");
     expect(ct_zeros((int64_t[]){4, 3}, 2, CT_I64, CT_DEVICE_CPU), NULL, NULL, NULL, NULL, true, CT_ERR_DTYPE,
-           "input has dtype int64; batch normalisation needs float32 or float64", NULL);
+           "input has dtype int64; batch normalisation needs a floating dtype (float32, float64, "
+           "float16 or bfloat16)", NULL);
     expect(x, NULL, NULL, ct_ones(&c3, 1, CT_F64, CT_DEVICE_CPU), NULL, true, CT_ERR_DTYPE,
            "input is float32 but weight is float64", NULL);
     ct_scope_pop();

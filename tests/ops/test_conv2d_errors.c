@@ -105,7 +105,8 @@ static void bias_shape_and_dtypes_are_checked(void **state)
     expect(x, w, f32((int64_t[]){1, 4}, 2), NULL, NULL, NULL, 1, CT_ERR_SHAPE, "but got bias of shape [1, 4]", NULL);
     ct_tensor *xi = ct_zeros((int64_t[]){1, 2, 6, 6}, 4, CT_I64, CT_DEVICE_CPU);
     expect(xi, w, NULL, NULL, NULL, NULL, 1, CT_ERR_DTYPE,
-           "input has dtype int64; convolution needs float32 or float64", NULL);
+           "input has dtype int64; convolution needs a floating dtype (float32, float64, float16 or "
+           "bfloat16)", NULL);
     ct_tensor *w64 = ct_zeros((int64_t[]){4, 2, 3, 3}, 4, CT_F64, CT_DEVICE_CPU);
     expect(x, w64, NULL, NULL, NULL, NULL, 1, CT_ERR_DTYPE, "input is float32 but weight is float64", NULL);
     ct_tensor *b64 = ct_zeros((int64_t[]){4}, 1, CT_F64, CT_DEVICE_CPU);

@@ -37,7 +37,8 @@ static void ranks_planes_and_dtypes(void **state)
     expect(f32((int64_t[]){1, 2, 0, 4}, 4), k2, NULL, NULL, CT_ERR_SHAPE,
            "with C, H and W non-zero (N may be 0), but got input of shape [1, 2, 0, 4]");
     expect(ct_zeros((int64_t[]){1, 1, 4, 4}, 4, CT_I32, CT_DEVICE_CPU), k2, NULL, NULL, CT_ERR_DTYPE,
-           "input has dtype int32; pooling needs float32 or float64");
+           "input has dtype int32; pooling needs a floating dtype (float32, float64, float16 or "
+           "bfloat16)");
     ct_scope_pop();
 }
 

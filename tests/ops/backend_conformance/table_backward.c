@@ -18,7 +18,14 @@
  *    exact; avg_pool2d: 4 ulps of the backward of |inputs| (PoCL: exact);
  *  - batch_norm: per-channel sums of products that cancel, whose multiply-adds a device may
  *    fuse: 16 ulps of the same sums over the terms' absolute values (PoCL: 1.3 of those; 72
- *    ulps of a float32 weight gradient that cancels over 16384 values, 200 of a float64 one). */
+ *    ulps of a float32 weight gradient that cancels over 16384 values, 200 of a float64 one).
+ * float16 and bfloat16 against float64 (ENTRY_HALF's half_ulps, units of the 16-bit format):
+ *  - cross_entropy: softmax and the loss in float32, each result rounded once: the default 2;
+ *  - max_pool2d, avg_pool2d: the backward adds each window's share into the 16-bit gradient in
+ *    place, rounding every addition (as PyTorch's CPU kernels): up to 9 windows cover an element
+ *    in these cases: 8;
+ *  - batch_norm: float32 sums, each gradient rounded once, of the magnitude: the default 2;
+ *  - conv2d: waits for 16-bit matrix products (see table_nn.c). */
 #include "conformance.h"
 
 /* A leaf that requires grad, on t's data and strides. */
@@ -284,19 +291,20 @@ static const conf_case batch_norm_cases[] = {
      .args = {BN_TRAINING}},
     {0}};
 
-/* The gradients of the input and (when given) of the affine part [2, C]. */
+/* The gradients of the input and (when given) of the affine part [2, C]: weight and bias are
+ * leaves of their own (rows of input 3), so that their gradients arrive as the op gives them. */
 static ct_tensor *run_batch_norm_backward(ct_tensor *const *in, const conf_args *a)
 {
-    ct_tensor *leaves[2] = {leaf(in[0]), a->count > 3 ? leaf(in[3]) : NULL};
+    bool affine = a->count > 3;
+    ct_tensor *leaves[3] = {leaf(in[0]), affine ? leaf(ct_select(in[3], 0, 0)) : NULL,
+                            affine ? leaf(ct_select(in[3], 0, 1)) : NULL};
     /* The running statistics change in place: a copy, so that the input stays as it is. */
     ct_tensor *running = a->count > 2 ? ct_clone(in[2]) : NULL;
     ct_tensor *mean = running ? ct_select(running, 0, 0) : NULL;
     ct_tensor *var = running ? ct_select(running, 0, 1) : NULL;
-    ct_tensor *weight = leaves[1] ? ct_select(leaves[1], 0, 0) : NULL;
-    ct_tensor *bias = leaves[1] ? ct_select(leaves[1], 0, 1) : NULL;
-    if (!leaves[0] || (a->count > 2 && !var) || (a->count > 3 && !bias)) return NULL;
-    ct_tensor *out = ct_batch_norm(leaves[0], mean, var, weight, bias, a->flag, a->s[0], a->s[1]);
-    return gradients(out, in[1], leaves, a->count > 3 ? 2 : 1);
+    if (!leaves[0] || (a->count > 2 && !var) || (affine && !leaves[2])) return NULL;
+    ct_tensor *out = ct_batch_norm(leaves[0], mean, var, leaves[1], leaves[2], a->flag, a->s[0], a->s[1]);
+    return gradients(out, in[1], leaves, affine ? 3 : 1);
 }
 
 /* The magnitude of its gradients' elements: each sum over the absolute values of its terms,
@@ -305,6 +313,14 @@ static ct_tensor *run_batch_norm_backward(ct_tensor *const *in, const conf_args 
  * with a = weight * invstd per channel, M the values per channel. */
 static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf_args *a)
 {
+    ct_dtype dtype = ct_tensor_dtype(in[0]);
+    if (dtype == CT_F16 || dtype == CT_BF16) { /* in float64, given in the result's dtype */
+        ct_tensor *wide[4] = {0};
+        for (int i = 0; i < a->count; i++)
+            if (!(wide[i] = ct_to_dtype(in[i], CT_F64))) return NULL;
+        ct_tensor *m = batch_norm_backward_magnitude(wide, a);
+        return m ? ct_to_dtype(m, dtype) : NULL;
+    }
     const ct_tensor *x = in[0];
     int ndim = ct_tensor_ndim(x), dims[CT_MAX_DIMS], ndims = 0;
     int64_t channels = ct_tensor_shape(x)[1], per_channel[CT_MAX_DIMS]; /* [1, C, 1, ...] */
@@ -339,20 +355,24 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
 #define ENTRY_WITH_HALF(name, inputs, cases, ulps, scale, ...)                                   \
     {"ct_" #name " backward", inputs, CONF_FLOAT | CONF_HALF, {__VA_ARGS__}, cases, ulps,         \
      run_##name##_backward, scale, NULL, 0}
+/* The same with a tolerance against float64 of its own. */
+#define ENTRY_HALF(name, inputs, cases, ulps, scale, half_ulps, ...)                             \
+    {"ct_" #name " backward", inputs, CONF_FLOAT | CONF_HALF, {__VA_ARGS__}, cases, ulps,         \
+     run_##name##_backward, scale, NULL, half_ulps}
 
 const conf_op conf_backward_ops[] = {
     ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
     ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
-    ENTRY(cross_entropy, 3, cross_entropy_cases, 16, false, CONF_ANY, CONF_ANY, CONF_ANY),
+    ENTRY_HALF(cross_entropy, 3, cross_entropy_cases, 16, false, 0, CONF_ANY, CONF_ANY, CONF_ANY),
     /* float16 and bfloat16 too: the kernel adds in float and rounds each sum once */
     {"ct_gather backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, gather_cases, 0,
      run_gather_backward, false, NULL, 0},
     {"ct_index_select backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY},
      index_select_cases, 0, run_index_select_backward, false, NULL, 0},
     ENTRY(conv2d, 4, conv2d_cases, 16, true, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
-    ENTRY(max_pool2d, 2, max_pool_cases, 0, false, CONF_ANY, CONF_ANY),
-    ENTRY(avg_pool2d, 2, avg_pool_cases, 4, true, CONF_ANY, CONF_ANY),
-    {"ct_batch_norm backward", 4, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},
+    ENTRY_HALF(max_pool2d, 2, max_pool_cases, 0, false, 8, CONF_ANY, CONF_ANY),
+    ENTRY_HALF(avg_pool2d, 2, avg_pool_cases, 4, true, 8, CONF_ANY, CONF_ANY),
+    {"ct_batch_norm backward", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},
      batch_norm_cases, 16, run_batch_norm_backward, false, batch_norm_backward_magnitude, 0},
 };
 const int conf_backward_op_count = (int)(sizeof conf_backward_ops / sizeof conf_backward_ops[0]);

@@ -9,7 +9,10 @@
  *  - avg_pool2d sums a window in one order everywhere, then divides: 4 ulps of the mean of
  *    |input| (PoCL: exact);
  *  - batch_norm sums each channel in one order everywhere, but a device may fuse its
- *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5). */
+ *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5).
+ * float16 and bfloat16 (CONF_HALF) against float64: the pools and batch_norm compute in float
+ * and round once (the default 2 units of the 16-bit format; batch_norm's statistics are float32
+ * sums); conv2d's half_ulps is for when ct_matmul takes 16-bit dtypes (CONV2D_DTYPES). */
 #include "conformance.h"
 
 /* ---- conv2d: input, weight, bias (count 2: no bias) ---- */
@@ -112,36 +115,46 @@ static ct_tensor *run_avg_pool2d(ct_tensor *const *in, const conf_args *a)
 #define BN_TRAINING .s = {0.1, 1e-5}, .flag = true
 #define BN_EVAL .s = {0.1, 1e-5}, .flag = false
 
+/* Every case but the sprinkled edge values (see the 16-bit entry below). */
+#define BN_CASES                                                                                 \
+    {.name = "[N, C], training", .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}},            \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "[N, C, H, W], training", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "[N, C, L], training, momentum 0.7, eps 0.5",                                       \
+     .in = {{SHAPE(4, 3, 7)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {.s = {0.7, 0.5}, .flag = true}}, \
+    {.name = "training, no affine part", .count = 2, .in = {{SHAPE(4, 3, 5)}, {SHAPE(2, 3)}},    \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "training, batch statistics only", .count = 1, .in = {{SHAPE(4, 3, 5)}},            \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "evaluation", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_EVAL}}, \
+    {.name = "evaluation, no affine part", .count = 2, .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}},     \
+     .args = {BN_EVAL}},                                                                         \
+    {.name = "channels-last input, strided statistics and affine part",                          \
+     .in = {{SHAPE(4, 5, 6, 3), .views = {PERMUTED(0, 3, 1, 2)}},                                \
+            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}},                                          \
+            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}}},                                         \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "one sample of 5 positions", .in = {{SHAPE(1, 3, 5)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "two values per channel", .in = {{SHAPE(2, 4)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},      \
+     .args = {BN_TRAINING}},                                                                     \
+    {.name = "empty batch", .in = {{SHAPE(0, 3, 4)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_TRAINING}}
+#define BN_LARGER                                                                                \
+    {.name = "larger", .in = {{SHAPE(16, 4, 32, 32)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},             \
+     .args = {BN_TRAINING}}
+
 static const conf_case batch_norm_cases[] = {
-    {.name = "[N, C], training", .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}},
-     .args = {BN_TRAINING}},
-    {.name = "[N, C, H, W], training", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}},
-     .args = {BN_TRAINING}},
-    {.name = "[N, C, L], training, momentum 0.7, eps 0.5",
-     .in = {{SHAPE(4, 3, 7)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {.s = {0.7, 0.5}, .flag = true}},
-    {.name = "training, no affine part", .count = 2, .in = {{SHAPE(4, 3, 5)}, {SHAPE(2, 3)}},
-     .args = {BN_TRAINING}},
-    {.name = "training, batch statistics only", .count = 1, .in = {{SHAPE(4, 3, 5)}},
-     .args = {BN_TRAINING}},
-    {.name = "evaluation", .in = {{SHAPE(4, 3, 5, 6)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_EVAL}},
-    {.name = "evaluation, no affine part", .count = 2, .in = {{SHAPE(8, 5)}, {SHAPE(2, 5)}},
-     .args = {BN_EVAL}},
-    {.name = "channels-last input, strided statistics and affine part",
-     .in = {{SHAPE(4, 5, 6, 3), .views = {PERMUTED(0, 3, 1, 2)}},
-            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}},
-            {SHAPE(3, 2), .views = {TRANSPOSED(0, 1)}}},
-     .args = {BN_TRAINING}},
-    {.name = "one sample of 5 positions", .in = {{SHAPE(1, 3, 5)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}},
-     .args = {BN_TRAINING}},
-    {.name = "two values per channel", .in = {{SHAPE(2, 4)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
-     .args = {BN_TRAINING}},
-    {.name = "empty batch", .in = {{SHAPE(0, 3, 4)}, {SHAPE(2, 3)}, {SHAPE(2, 3)}}, .args = {BN_TRAINING}},
+    BN_CASES,
     {.name = "sprinkled edge values",
      .in = {{SHAPE(6, 4, 5), .values = CONF_SPRINKLED}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
      .args = {BN_TRAINING}},
-    {.name = "larger", .in = {{SHAPE(16, 4, 32, 32)}, {SHAPE(2, 4)}, {SHAPE(2, 4)}},
-     .args = {BN_TRAINING}},
+    BN_LARGER,
     {0}};
+/* bfloat16 holds 1e30, whose square overflows the float32 sums of the statistics (as PyTorch's);
+ * where the sums reach infinity or NaN then depends on rounding, so the sprinkled edge values
+ * are a float32 and float64 case only. */
+static const conf_case batch_norm_16_bit_cases[] = {BN_CASES, BN_LARGER, {0}};
 
 /* A new 2-D tensor with t's values, laid out as t is (row- or column-major): rows of it have
  * t's strides, and writing into them leaves t as it is. */
@@ -166,13 +179,21 @@ static ct_tensor *run_batch_norm(ct_tensor *const *in, const conf_args *a)
     return parts[0] && parts[1] ? ct_cat(parts, 2, 0) : NULL;
 }
 
+/* conv2d's products go through ct_backend_gemm, which takes float16 and bfloat16 only with the
+ * 16-bit matrix products (branch half-matmul): CONF_HALF joins then. Its 16-bit half_ulps: sums
+ * of up to 72 products in float32, one rounding. */
+#define CONV2D_DTYPES CONF_FLOAT
+
 const conf_op conf_nn_ops[] = {
-    {"ct_conv2d", 3, CONF_FLOAT, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true, NULL, 0},
-    {"ct_max_pool2d", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0, run_max_pool2d, false, NULL, 0},
-    {"ct_max_pool2d_with_indices", 1, CONF_FLOAT, {CONF_ANY}, max_pool_cases, 0,
+    {"ct_conv2d", 3, CONV2D_DTYPES, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true,
+     NULL, 2},
+    {"ct_max_pool2d", 1, CONF_FLOAT | CONF_HALF, {CONF_ANY}, max_pool_cases, 0, run_max_pool2d, false, NULL, 0},
+    {"ct_max_pool2d_with_indices", 1, CONF_FLOAT | CONF_HALF, {CONF_ANY}, max_pool_cases, 0,
      run_max_pool2d_with_indices, false, NULL, 0},
-    {"ct_avg_pool2d", 1, CONF_FLOAT, {CONF_ANY}, avg_pool_cases, 4, run_avg_pool2d, true, NULL, 0},
+    {"ct_avg_pool2d", 1, CONF_FLOAT | CONF_HALF, {CONF_ANY}, avg_pool_cases, 4, run_avg_pool2d, true, NULL, 0},
     {"ct_batch_norm", 3, CONF_FLOAT, {CONF_ANY, CONF_POSITIVE, CONF_ANY}, batch_norm_cases, 32,
+     run_batch_norm, false, NULL, 0},
+    {"ct_batch_norm, 16-bit", 3, CONF_HALF, {CONF_ANY, CONF_POSITIVE, CONF_ANY}, batch_norm_16_bit_cases, 32,
      run_batch_norm, false, NULL, 0},
 };
 const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);

@@ -9,7 +9,13 @@
  * conf_optimizer_set_per_parameter). Options in args.s: SGD lr, momentum, dampening,
  * weight decay (flag: Nesterov); Adam lr, beta1,
  * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
- * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1). */
+ * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1).
+ * float16 and bfloat16 parameters keep their state in their own dtype (as PyTorch's non-fused
+ * steps do) and step in float: against float64, 4 units of the 16-bit format, as the state and
+ * the parameter are rounded after the first step and the second adds to them (which may cancel).
+ * float16 cannot hold Adam's exp_avg_sq of a gradient below about 0.005 (1e-3 g^2 underflows
+ * to 0, and the step then divides by eps alone, as PyTorch's does): its 16-bit entries draw the
+ * first gradient from [0.05, 8), not around 0. */
 #include <math.h>
 
 #include "conformance.h"
@@ -230,11 +236,16 @@ static const conf_case clip_cases[] = {
      .in = {{SHAPE(8, 8), .values = CONF_SPRINKLED}, {SHAPE(300)}, {SHAPE(3)}}, .args = {.s = {2.0, 1.0}}},
     {0}};
 
-#define ENTRY(name, cases) \
-    {"ct_optim_" #name " step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, cases, 8, run_##name, false, NULL, 0}
+#define ENTRY(name, suffix, dtypes, first_grad, cases)                                           \
+    {"ct_optim_" #name " step" suffix, 3, dtypes, {CONF_ANY, first_grad, CONF_ANY}, cases, 8,     \
+     run_##name, false, NULL, 4}
 
 const conf_op conf_optim_ops[] = {
-    ENTRY(sgd, sgd_cases), ENTRY(adam, adam_cases), ENTRY(adamw, adamw_cases),
+    ENTRY(sgd, "", CONF_FLOAT | CONF_HALF, CONF_ANY, sgd_cases),
+    ENTRY(adam, "", CONF_FLOAT, CONF_ANY, adam_cases),
+    ENTRY(adamw, "", CONF_FLOAT, CONF_ANY, adamw_cases),
+    ENTRY(adam, ", 16-bit", CONF_HALF, CONF_POSITIVE, adam_cases),
+    ENTRY(adamw, ", 16-bit", CONF_HALF, CONF_POSITIVE, adamw_cases),
     /* partial sums in another order than the CPU's (a device's pow): 64 ulps of the total */
     {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL, 0}};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);
