@@ -294,6 +294,56 @@ static void training_in_16_bits_follows_float32(ct_device device, ct_dtype dtype
     ct_optimizer_free(opt[1]);
 }
 
+/* ---- an MLP: two Linear layers (16-bit matrix products), cross-entropy, SGD ---- */
+
+static ct_module *mlp(ct_dtype dtype, ct_device device)
+{
+    ct_manual_seed(7);
+    ct_module *net = ct_sequential((ct_module *[]){ct_linear(6, 16, true), ct_linear(16, 4, true)}, 2);
+    assert_non_null(net);
+    assert_ok(ct_module_to_dtype(net, dtype));
+    assert_ok(ct_module_to(net, device));
+    return net;
+}
+
+static void mlp_in_16_bits_follows_float32(ct_device device, ct_dtype dtype)
+{
+    enum { N = 12, STEPS = 5 };
+    double features[N * 6];
+    draw(features, N * 6, -2, 2, 11, false);
+    ct_tensor *target = class_targets(N, 4, device);
+    ct_module *net[2] = {mlp(dtype, device), mlp(dtype, device)};
+    assert_ok(ct_module_to_dtype(net[1], CT_F32)); /* the same rounded weights, in float32 */
+    ct_sgd_options o = {.lr = 0.5, .momentum = 0.9};
+    ct_optimizer *opt[2] = {ct_optim_sgd(net[0], &o), ct_optim_sgd(net[1], &o)};
+    ct_tensor *x = tensor_of(features, (int64_t[]){N, 6}, 2, dtype, device);
+    ct_tensor *xs[2] = {x, ct_to_dtype(x, CT_F32)};
+    double first = 0, last[2] = {0, 0};
+    for (int s = 0; s < STEPS; s++)
+        for (int m = 0; m < 2; m++) {
+            ct_tensor *loss = ct_cross_entropy(ct_module_forward(net[m], xs[m]), target, 0.0);
+            assert_non_null(loss);
+            ct_optimizer_zero_grad(opt[m]);
+            assert_ok(ct_backward(loss));
+            assert_ok(ct_optimizer_step(opt[m]));
+            last[m] = value_of(loss);
+            if (s == 0 && m == 0) first = last[0];
+        }
+    if (!(last[0] < first))
+        fail_msg("%s: the loss went from %g to %g", ct_dtype_name(dtype), first, last[0]);
+    if (!(fabs(last[0] - last[1]) <= 16 * unit(dtype) * fmax(1, fabs(last[1]))))
+        fail_msg("%s: the last loss is %.9g, float32's %.9g", ct_dtype_name(dtype), last[0], last[1]);
+    ct_named_tensors *p[2] = {ct_module_named_parameters(net[0]), ct_module_named_parameters(net[1])};
+    for (int64_t i = 0; i < p[0]->count; i++)
+        assert_within_units(p[0]->tensors[i], p[1]->tensors[i], dtype, 16, 1, p[0]->names[i]);
+    ct_named_tensors_free(p[0]);
+    ct_named_tensors_free(p[1]);
+    ct_optimizer_free(opt[0]);
+    ct_optimizer_free(opt[1]);
+    ct_module_free(net[0]);
+    ct_module_free(net[1]);
+}
+
 typedef void (*device_check)(ct_device device, ct_dtype dtype);
 
 static void on_every_device(device_check check)
@@ -333,6 +383,12 @@ static void training(void **state)
     on_every_device(training_in_16_bits_follows_float32);
 }
 
+static void mlp_training(void **state)
+{
+    (void)state;
+    on_every_device(mlp_in_16_bits_follows_float32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +397,7 @@ int main(void)
         cmocka_unit_test(cross_entropy),
         cmocka_unit_test(optimizer_steps),
         cmocka_unit_test(training),
+        cmocka_unit_test(mlp_training),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

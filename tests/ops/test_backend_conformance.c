@@ -113,8 +113,6 @@ static const char *const unreachable_kernels[] = {
     "linspace_b8", /* ct_linspace refuses bool, as torch.linspace does */
     /* conv2d's 16-bit kernels: its products refuse float16 and bfloat16 until ct_backend_gemm
      * takes them (branch half-matmul); then CONV2D_DTYPES in table_nn.c gains CONF_HALF */
-    "im2col_f16", "im2col_bf16", "col2im_f16", "col2im_bf16", "conv2d_bias_fill_f16",
-    "conv2d_bias_fill_bf16",
     NULL};
 
 static bool listed(const char *name, const char *const *list)

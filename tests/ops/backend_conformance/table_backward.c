@@ -369,7 +369,7 @@ const conf_op conf_backward_ops[] = {
      run_gather_backward, false, NULL, 0},
     {"ct_index_select backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY},
      index_select_cases, 0, run_index_select_backward, false, NULL, 0},
-    ENTRY(conv2d, 4, conv2d_cases, 16, true, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
+    ENTRY_HALF(conv2d, 4, conv2d_cases, 16, true, 0, CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_SMALL),
     ENTRY_HALF(max_pool2d, 2, max_pool_cases, 0, false, 8, CONF_ANY, CONF_ANY),
     ENTRY_HALF(avg_pool2d, 2, avg_pool_cases, 4, true, 8, CONF_ANY, CONF_ANY),
     {"ct_batch_norm backward", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},

@@ -182,7 +182,7 @@ static ct_tensor *run_batch_norm(ct_tensor *const *in, const conf_args *a)
 /* conv2d's products go through ct_backend_gemm, which takes float16 and bfloat16 only with the
  * 16-bit matrix products (branch half-matmul): CONF_HALF joins then. Its 16-bit half_ulps: sums
  * of up to 72 products in float32, one rounding. */
-#define CONV2D_DTYPES CONF_FLOAT
+#define CONV2D_DTYPES (CONF_FLOAT | CONF_HALF)
 
 const conf_op conf_nn_ops[] = {
     {"ct_conv2d", 3, CONV2D_DTYPES, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true,
