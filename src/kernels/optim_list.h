@@ -20,7 +20,7 @@
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \
     CT_LIST_EACH_FLOAT(X, multi_adam_step) CT_LIST_EACH_FLOAT(X, multi_scale)                    \
     CT_LIST_EACH_HALF(X, multi_sgd_step) CT_LIST_EACH_HALF(X, multi_sgd_momentum_step)           \
-    CT_LIST_EACH_HALF(X, multi_adam_step) CT_LIST_EACH_HALF(X, multi_scale)
+    CT_LIST_EACH_HALF(X, multi_adam_step)
 /* Multi-tensor reductions (CT_KERNEL_WIDE_BUFFERS buffers too), which the CPU runs in one piece:
  * partial sums of |g|^p over several gradients (clip_grad_norm_, the loss scaler's inf check). */
 #define CT_OPTIM_MULTI_REDUCE_KERNELS(X) CT_LIST_EACH_FLOAT(X, multi_power_sum)

@@ -56,7 +56,7 @@ static ct_status contiguous_forms(const char *function, ct_tensor *const *tensor
 
 ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor)
 {
-    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_scale);
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_scale);
     size_t slots = count > 0 ? (size_t)count : 1;
     ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
     bool *done = calloc(slots, sizeof *done);
