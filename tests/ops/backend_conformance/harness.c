@@ -615,6 +615,8 @@ static void digest_case(FILE *out, const conf_op *op, ct_dtype dtype, const conf
     for (int64_t i = 0; i < n && ct_dtype_is_floating(rtype); i++) {
         if (!isnan(load_float(data, rtype, i))) continue;
         if (rtype == CT_F32) ((float *)data)[i] = NAN;
+        else if (rtype == CT_F16) ((uint16_t *)data)[i] = 0x7e00; /* every NaN is one NaN */
+        else if (rtype == CT_BF16) ((uint16_t *)data)[i] = 0x7fc0;
         else ((double *)data)[i] = NAN;
     }
     char shape[128];
