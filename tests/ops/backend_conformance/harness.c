@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conformance.h"
+#include "harness.h"
 
 #define CONF_SEED 20260611u
 /* Mismatching elements printed per result; the rest are counted. */
@@ -64,7 +64,7 @@ ct_dtype conf_partner_dtype(ct_dtype d)
 
 /* ---- inputs ---- */
 
-static ct_dtype input_dtype(const conf_input *in, ct_dtype d)
+ct_dtype conf_input_dtype(const conf_input *in, ct_dtype d)
 {
     switch (in->kind) {
     case CONF_PARTNER: return conf_partner_dtype(d);
@@ -189,7 +189,7 @@ static cached_input *cache;
 static size_t cache_count, cache_capacity;
 
 /* The CPU tensor of input `which` before its views (owned by the cache). */
-static ct_tensor *input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
+ct_tensor *conf_input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
 {
     double lo, hi;
     value_range(in, range, dtype, &lo, &hi);
@@ -218,7 +218,7 @@ void conf_release_inputs(void)
     cache_count = cache_capacity = 0;
 }
 
-static ct_tensor *take_views(ct_tensor *t, const conf_input *in)
+ct_tensor *conf_take_views(ct_tensor *t, const conf_input *in)
 {
     for (int k = 0; k < CONF_MAX_VIEWS && t; k++) {
         const conf_view *v = &in->views[k];
@@ -242,16 +242,7 @@ static ct_tensor *take_views(ct_tensor *t, const conf_input *in)
 
 /* ---- comparing ---- */
 
-typedef struct conf_where {
-    bool quiet;
-    const conf_op *op;
-    ct_dtype dtype;
-    const char *case_name;
-    char device[CT_DEVICE_STRING_MAX];
-} conf_where;
-
-static void report(const conf_where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report(const conf_where *w, const char *fmt, ...)
+void conf_report(const conf_where *w, const char *fmt, ...)
 {
     if (w->quiet) return;
     printf("MISMATCH %s %s case '%s' on %s: ", w->op->name, ct_dtype_name(w->dtype), w->case_name,
@@ -264,7 +255,7 @@ static void report(const conf_where *w, const char *fmt, ...)
 }
 
 /* "[3, 5]" */
-static const char *format_shape(const int64_t *shape, int ndim, char *buf, size_t size)
+const char *conf_format_shape(const int64_t *shape, int ndim, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "[");
     for (int d = 0; d < ndim && used < size; d++)
@@ -281,10 +272,10 @@ static const char *format_index(int64_t i, const int64_t *shape, int ndim, char 
         index[d] = shape[d] ? i % shape[d] : 0;
         i = shape[d] ? i / shape[d] : 0;
     }
-    return format_shape(index, ndim, buf, size);
+    return conf_format_shape(index, ndim, buf, size);
 }
 
-static double load_float(const void *buffer, ct_dtype dtype, int64_t i)
+double conf_load_float(const void *buffer, ct_dtype dtype, int64_t i)
 {
     switch (dtype) {
     case CT_F32: return ((const float *)buffer)[i];
@@ -305,7 +296,7 @@ static double dtype_eps(ct_dtype dtype)
     }
 }
 
-static int64_t load_int(const void *buffer, ct_dtype dtype, int64_t i)
+int64_t conf_load_int(const void *buffer, ct_dtype dtype, int64_t i)
 {
     switch (dtype) {
     case CT_I32: return ((const int32_t *)buffer)[i];
@@ -333,8 +324,8 @@ static bool floats_agree(double x, double y, double ulps, double scale, ct_dtype
 /* Compares the device's result (already on the CPU) with the reference; reports what differs.
  * magnitude (NULL for most entries) is the op of the inputs' absolute values, or the entry's
  * own magnitude. */
-static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
-                    const ct_tensor *magnitude, double ulps, ct_dtype ulp_dtype)
+bool conf_compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
+                  const ct_tensor *magnitude, double ulps, ct_dtype ulp_dtype)
 {
     char sr[128], sg[128];
     int ndim = ct_tensor_ndim(ref);
@@ -342,47 +333,47 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
     for (int d = 0; d < ndim && same_shape; d++)
         same_shape = ct_tensor_shape(ref)[d] == ct_tensor_shape(got)[d];
     if (!same_shape) {
-        report(w, "shapes differ: cpu %s, device %s",
-               format_shape(ct_tensor_shape(ref), ndim, sr, sizeof sr),
-               format_shape(ct_tensor_shape(got), ct_tensor_ndim(got), sg, sizeof sg));
+        conf_report(w, "shapes differ: cpu %s, device %s",
+                    conf_format_shape(ct_tensor_shape(ref), ndim, sr, sizeof sr),
+                    conf_format_shape(ct_tensor_shape(got), ct_tensor_ndim(got), sg, sizeof sg));
         return false;
     }
     ct_dtype dtype = ct_tensor_dtype(ref);
     if (ct_tensor_dtype(got) != dtype) {
-        report(w, "dtypes differ: cpu %s, device %s", ct_dtype_name(dtype),
-               ct_dtype_name(ct_tensor_dtype(got)));
+        conf_report(w, "dtypes differ: cpu %s, device %s", ct_dtype_name(dtype),
+                    ct_dtype_name(ct_tensor_dtype(got)));
         return false;
     }
     const int64_t *shape = ct_tensor_shape(ref);
-    format_shape(shape, ndim, sg, sizeof sg);
+    conf_format_shape(shape, ndim, sg, sizeof sg);
     int64_t n = ct_numel(ref);
     size_t bytes = (size_t)(n > 0 ? n : 1) * ct_dtype_size(dtype);
     void *a = malloc(bytes), *b = malloc(bytes), *m = magnitude ? malloc(bytes) : NULL;
     bool ok = a && b && (!magnitude || m) && ct_tensor_to_array(ref, a, bytes) == CT_OK &&
               ct_tensor_to_array(got, b, bytes) == CT_OK &&
               (!magnitude || ct_tensor_to_array(magnitude, m, bytes) == CT_OK);
-    if (!ok) report(w, "reading back failed: %s", ct_last_error_message());
+    if (!ok) conf_report(w, "reading back failed: %s", ct_last_error_message());
     int64_t bad = 0;
     for (int64_t i = 0; ok && i < n; i++) {
         bool agree;
         if (ct_dtype_is_floating(dtype)) {
-            double x = load_float(a, dtype, i), y = load_float(b, dtype, i);
-            double scale = tolerance_scale(x, y, m ? load_float(m, dtype, i) : 0.0);
+            double x = conf_load_float(a, dtype, i), y = conf_load_float(b, dtype, i);
+            double scale = tolerance_scale(x, y, m ? conf_load_float(m, dtype, i) : 0.0);
             agree = floats_agree(x, y, ulps, scale, ulp_dtype);
             if (!agree && bad < CONF_REPORT_ELEMENTS)
-                report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps of %g)",
-                       format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, ulps, scale);
+                conf_report(w, "element %s of %s: cpu %.17g, device %.17g (tolerance %g ulps of %g)",
+                            format_index(i, shape, ndim, sr, sizeof sr), sg, x, y, ulps, scale);
         } else {
-            int64_t x = load_int(a, dtype, i), y = load_int(b, dtype, i);
+            int64_t x = conf_load_int(a, dtype, i), y = conf_load_int(b, dtype, i);
             agree = x == y;
             if (!agree && bad < CONF_REPORT_ELEMENTS)
-                report(w, "element %s of %s: cpu %lld, device %lld (exact)",
-                       format_index(i, shape, ndim, sr, sizeof sr), sg, (long long)x, (long long)y);
+                conf_report(w, "element %s of %s: cpu %lld, device %lld (exact)",
+                            format_index(i, shape, ndim, sr, sizeof sr), sg, (long long)x, (long long)y);
         }
         bad += !agree;
     }
     if (bad > CONF_REPORT_ELEMENTS)
-        report(w, "%lld more elements differ", (long long)(bad - CONF_REPORT_ELEMENTS));
+        conf_report(w, "%lld more elements differ", (long long)(bad - CONF_REPORT_ELEMENTS));
     free(a);
     free(b);
     free(m);
@@ -393,14 +384,14 @@ static bool compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *
 
 /* The op of one case on one device: the inputs moved there from sources (and sources set to
  * them, so that the next device receives them from this one) and viewed. */
-static ct_tensor *run_on(const conf_op *op, const conf_case *c, conf_args *args,
-                         ct_tensor **sources, ct_device device)
+ct_tensor *conf_run_on(const conf_op *op, const conf_case *c, conf_args *args,
+                       ct_tensor **sources, ct_device device)
 {
     ct_tensor *in[CONF_MAX_INPUTS] = {0};
     for (int j = 0; j < args->count; j++) {
         ct_tensor *moved = ct_to(sources[j], device);
         if (moved) sources[j] = moved;
-        in[j] = take_views(moved, &c->in[j]);
+        in[j] = conf_take_views(moved, &c->in[j]);
         if (!in[j]) return NULL;
     }
     args->device = device;
@@ -413,7 +404,7 @@ static ct_tensor *run_on_abs_inputs(const conf_op *op, const conf_case *c, conf_
 {
     ct_tensor *in[CONF_MAX_INPUTS] = {0};
     for (int j = 0; j < args->count; j++) {
-        in[j] = ct_abs(take_views(bases[j], &c->in[j]));
+        in[j] = ct_abs(conf_take_views(bases[j], &c->in[j]));
         if (!in[j]) return NULL;
     }
     args->device = CT_DEVICE_CPU;
@@ -426,55 +417,11 @@ static ct_tensor *run_magnitude(const conf_op *op, const conf_case *c, conf_args
 {
     ct_tensor *in[CONF_MAX_INPUTS] = {0};
     for (int j = 0; j < args->count; j++) {
-        in[j] = take_views(bases[j], &c->in[j]);
+        in[j] = conf_take_views(bases[j], &c->in[j]);
         if (!in[j]) return NULL;
     }
     args->device = CT_DEVICE_CPU;
     return op->magnitude(in, args);
-}
-
-/* A 16-bit result against the op run in float64 on the CPU from the same inputs, each input of
- * the dtype under test converted to float64 (see conf_op.half_ulps). */
-static bool matches_float64(const conf_op *op, const conf_case *c, conf_args *args,
-                            ct_tensor *const *bases, const ct_tensor *ref, const ct_tensor *magnitude,
-                            conf_where *w)
-{
-    snprintf(w->device, sizeof w->device, "float64 reference");
-    ct_dtype dtype = args->dtype;
-    ct_tensor *in[CONF_MAX_INPUTS] = {0};
-    for (int j = 0; j < args->count; j++) {
-        ct_tensor *base = ct_tensor_dtype(bases[j]) == dtype ? ct_to_dtype(bases[j], CT_F64) : bases[j];
-        in[j] = base ? take_views(base, &c->in[j]) : NULL;
-        if (!in[j]) {
-            report(w, "float64 inputs failed: %s", ct_last_error_message());
-            ct_clear_error();
-            return false;
-        }
-    }
-    args->dtype = CT_F64;
-    args->device = CT_DEVICE_CPU;
-    ct_tensor *wide = op->run(in, args);
-    if (!wide) {
-        report(w, "failed: %s", ct_last_error_message());
-        ct_clear_error();
-        return false;
-    }
-    if (!ct_dtype_is_floating(ct_tensor_dtype(wide))) {
-        report(w, "gives %s, not a floating result", ct_dtype_name(ct_tensor_dtype(wide)));
-        return false;
-    }
-    /* The float64 result rounded to the 16-bit format: past the format's range (65504 for
-     * float16, float32's for bfloat16) the result is infinity, where float64's is finite. */
-    ct_tensor *rounded = ct_to_dtype(wide, ct_tensor_dtype(ref));
-    ct_tensor *ref64 = ct_to_dtype(ref, CT_F64), *wide64 = rounded ? ct_to_dtype(rounded, CT_F64) : NULL;
-    ct_tensor *magnitude64 = magnitude ? ct_to_dtype(magnitude, CT_F64) : NULL;
-    if (!ref64 || !wide64 || (magnitude && !magnitude64)) {
-        report(w, "converting to float64 failed: %s", ct_last_error_message());
-        ct_clear_error();
-        return false;
-    }
-    return compare(w, ref64, wide64, magnitude64, op->half_ulps > 0 ? op->half_ulps : 2,
-                   ct_tensor_dtype(ref));
 }
 
 /* One case of one dtype: the reference, then every device. Adds to *totals. */
@@ -488,7 +435,7 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
     ct_tensor *bases[CONF_MAX_INPUTS] = {0};
     bool ready = true;
     for (int j = 0; j < args.count && ready; j++) {
-        bases[j] = input_tensor(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
+        bases[j] = conf_input_tensor(&c->in[j], &op->ranges[j], conf_input_dtype(&c->in[j], dtype), j);
         ready = bases[j] != NULL;
     }
     ct_scope_push();
@@ -496,9 +443,9 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
      * copies between devices are checked too. */
     ct_tensor *sources[CONF_MAX_INPUTS];
     memcpy(sources, bases, sizeof sources);
-    ct_tensor *ref = ready ? run_on(op, c, &args, sources, CT_DEVICE_CPU) : NULL;
+    ct_tensor *ref = ready ? conf_run_on(op, c, &args, sources, CT_DEVICE_CPU) : NULL;
     if (!ref) {
-        report(&w, "the CPU reference failed: %s", ct_last_error_message());
+        conf_report(&w, "the CPU reference failed: %s", ct_last_error_message());
         ct_clear_error();
         totals->checks += device_count;
     }
@@ -507,38 +454,38 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
     if (ref && scaled && ct_dtype_is_floating(ct_tensor_dtype(ref))) {
         magnitude = op->magnitude ? run_magnitude(op, c, &args, bases)
                                   : run_on_abs_inputs(op, c, &args, bases);
-        if (!magnitude) report(&w, "the magnitude failed: %s", ct_last_error_message());
+        if (!magnitude) conf_report(&w, "the magnitude failed: %s", ct_last_error_message());
         ct_clear_error();
         if (magnitude && ct_numel(magnitude) != ct_numel(ref)) {
-            report(&w, "the magnitude has %lld elements but the result %lld",
-                   (long long)ct_numel(magnitude), (long long)ct_numel(ref));
+            conf_report(&w, "the magnitude has %lld elements but the result %lld",
+                        (long long)ct_numel(magnitude), (long long)ct_numel(ref));
             magnitude = NULL; /* compared without it: more strictly */
         }
     }
     ct_dtype result_dtype = ref ? ct_tensor_dtype(ref) : dtype;
     if (ref && (result_dtype == CT_F16 || result_dtype == CT_BF16) && op->half_ulps >= 0) {
         totals->checks++;
-        if (matches_float64(op, c, &args, bases, ref, magnitude, &w)) totals->passed++;
+        if (conf_matches_float64(op, c, &args, bases, ref, magnitude, &w)) totals->passed++;
         args.dtype = dtype;
         snprintf(w.device, sizeof w.device, "cpu");
     }
     for (int k = 0; ref && k < device_count; k++) {
         ct_device_format(devices[k], w.device, sizeof w.device);
         totals->checks++;
-        ct_tensor *got = run_on(op, c, &args, sources, devices[k]);
+        ct_tensor *got = conf_run_on(op, c, &args, sources, devices[k]);
         if (!got) {
-            report(&w, "failed: %s", ct_last_error_message());
+            conf_report(&w, "failed: %s", ct_last_error_message());
             ct_clear_error();
             continue;
         }
         if (!ct_device_equal(ct_tensor_device(got), devices[k])) {
             char where[CT_DEVICE_STRING_MAX];
-            report(&w, "the result is on %s", ct_device_format(ct_tensor_device(got), where, sizeof where));
+            conf_report(&w, "the result is on %s", ct_device_format(ct_tensor_device(got), where, sizeof where));
             continue;
         }
         ct_tensor *back = ct_to(got, CT_DEVICE_CPU);
-        if (back && compare(&w, ref, back, magnitude, op->ulps, ct_tensor_dtype(ref))) totals->passed++;
-        else if (!back) report(&w, "moving the result to the CPU failed: %s", ct_last_error_message());
+        if (back && conf_compare(&w, ref, back, magnitude, op->ulps, ct_tensor_dtype(ref))) totals->passed++;
+        else if (!back) conf_report(&w, "moving the result to the CPU failed: %s", ct_last_error_message());
         ct_clear_error();
     }
     ct_scope_pop();
@@ -565,91 +512,6 @@ conf_totals conf_run_op(const conf_op *op, const ct_device *devices, int device_
                popcount(op->dtypes), cases, device_count, totals.checks, totals.passed,
                totals.passed == totals.checks ? "" : "  <-- FAILED");
     return totals;
-}
-
-/* ---- the CPU's results, digested (see conf_digest) ---- */
-
-/* FNV-1a, 64 bits, continued from h over size bytes. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t size)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < size; i++) h = (h ^ p[i]) * 0x100000001b3u;
-    return h;
-}
-
-/* Writes "<value>" of element i: %a for floats (every bit), decimal for integers. */
-static void print_element(FILE *out, const void *buffer, ct_dtype dtype, int64_t i)
-{
-    if (ct_dtype_is_floating(dtype)) fprintf(out, " %a", load_float(buffer, dtype, i));
-    else fprintf(out, " %lld", (long long)load_int(buffer, dtype, i));
-}
-
-/* One line for one case of one dtype on the CPU: the result's dtype, shape and a digest of its
- * bits (every NaN counts as one: payloads are not a result), or the error it gave; with values,
- * a second line with every element (empty after an error). */
-static void digest_case(FILE *out, const conf_op *op, ct_dtype dtype, const conf_case *c, bool values)
-{
-    conf_args args = c->args;
-    args.count = c->count ? c->count : op->inputs;
-    args.dtype = dtype;
-    ct_tensor *sources[CONF_MAX_INPUTS] = {0};
-    bool ready = true;
-    for (int j = 0; j < args.count && ready; j++) {
-        sources[j] = input_tensor(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
-        ready = sources[j] != NULL;
-    }
-    fprintf(out, "%s %s '%s':", op->name, ct_dtype_name(dtype), c->name);
-    ct_scope_push();
-    ct_tensor *ref = ready ? run_on(op, c, &args, sources, CT_DEVICE_CPU) : NULL;
-    int64_t n = ref ? ct_numel(ref) : 0;
-    ct_dtype rtype = ref ? ct_tensor_dtype(ref) : dtype;
-    size_t size = ct_dtype_size(rtype), bytes = (size_t)(n > 0 ? n : 1) * size;
-    unsigned char *data = ref ? malloc(bytes) : NULL;
-    if (!data || ct_tensor_to_array(ref, data, bytes) != CT_OK) {
-        fprintf(out, " error: %s\n%s", ct_last_error_message(), values ? "   \n" : "");
-        ct_clear_error();
-        free(data);
-        ct_scope_pop();
-        return;
-    }
-    for (int64_t i = 0; i < n && ct_dtype_is_floating(rtype); i++) {
-        if (!isnan(load_float(data, rtype, i))) continue;
-        if (rtype == CT_F32) ((float *)data)[i] = NAN;
-        else if (rtype == CT_F16) ((uint16_t *)data)[i] = 0x7e00; /* every NaN is one NaN */
-        else if (rtype == CT_BF16) ((uint16_t *)data)[i] = 0x7fc0;
-        else ((double *)data)[i] = NAN;
-    }
-    char shape[128];
-    int ndim = ct_tensor_ndim(ref);
-    uint64_t h = fnv1a(0xcbf29ce484222325u, &rtype, sizeof rtype);
-    h = fnv1a(h, ct_tensor_shape(ref), sizeof(int64_t) * (size_t)ndim);
-    h = fnv1a(h, data, (size_t)n * size);
-    fprintf(out, " %s %s %016llx\n", ct_dtype_name(rtype),
-            format_shape(ct_tensor_shape(ref), ndim, shape, sizeof shape), (unsigned long long)h);
-    if (values) {
-        fprintf(out, "   ");
-        for (int64_t i = 0; i < n; i++) print_element(out, data, rtype, i);
-        fprintf(out, "\n");
-    }
-    free(data);
-    ct_scope_pop();
-}
-
-long conf_digest(FILE *out, const char *const *names, int name_count, bool values)
-{
-    long lines = 0;
-    for (int i = 0; i < conf_op_total(); i++) {
-        const conf_op *op = conf_op_at(i);
-        bool chosen = name_count == 0;
-        for (int k = 0; k < name_count && !chosen; k++) chosen = strcmp(names[k], op->name) == 0;
-        if (!chosen) continue;
-        for (int d = 0; d < CT_DTYPE_COUNT; d++)
-            if (op->dtypes & CONF_DT(d))
-                for (const conf_case *c = op->cases; c->name; c++, lines++)
-                    digest_case(out, op, (ct_dtype)d, c, values);
-    }
-    conf_release_inputs();
-    return lines;
 }
 
 conf_totals conf_run_all(const ct_device *devices, int device_count)
