@@ -9,27 +9,13 @@
 #include <unistd.h>
 
 #include "support/fresh_path.h"
-#include "test_common.h"
+#include "tool_test.h"
 #include "train.h"
 
 #define OPENCL0 ((ct_device){CT_OPENCL, 0})
 #define OPENCL1 ((ct_device){CT_OPENCL, 1})
 
-enum { EPOCHS = 3, DP_EPOCHS = 2, MAX_STEPS = 1024, CNN_SAMPLES = 480 };
-
-typedef struct step_losses {
-    double values[MAX_STEPS];
-    int64_t count;
-} step_losses;
-
-static void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
-{
-    (void)epoch, (void)step, (void)steps;
-    step_losses *losses = context;
-    assert_true(losses->count < MAX_STEPS);
-    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
-    losses->count++;
-}
+enum { EPOCHS = 3, DP_EPOCHS = 2, CNN_SAMPLES = 480 };
 
 static bool have_opencl(void) { return ct_device_count(CT_OPENCL) > 0; }
 static bool have_two_opencl_devices(void) { return ct_device_count(CT_OPENCL) >= 2; }

@@ -5,24 +5,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "test_common.h"
+#include "tool_test.h"
 #include "train.h"
 
-enum { EPOCHS = 2, MAX_STEPS = 512 };
-
-typedef struct step_losses {
-    double values[MAX_STEPS];
-    int64_t count;
-} step_losses;
-
-static void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
-{
-    (void)epoch, (void)step, (void)steps;
-    step_losses *losses = context;
-    assert_true(losses->count < MAX_STEPS);
-    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
-    losses->count++;
-}
+enum { EPOCHS = 2 };
 
 static ct_train_config sgd_config(ct_device device, bool graph, bool drop_last)
 {

@@ -16,8 +16,6 @@
 #include "tool_test.h"
 #include "train.h"
 
-enum { MAX_STEPS = 256 };
-
 /* Do x and y hold equal values (the same shape, every element equal)? */
 static bool same_values(const ct_tensor *x, const ct_tensor *y)
 {
@@ -33,20 +31,6 @@ static bool same_values(const ct_tensor *x, const ct_tensor *y)
 }
 
 /* ---- in the library: ct_train_run, then again from its state ---- */
-
-typedef struct step_losses {
-    double values[MAX_STEPS];
-    int count;
-} step_losses;
-
-static void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
-{
-    (void)epoch, (void)step, (void)steps;
-    step_losses *losses = context;
-    assert_true(losses->count < MAX_STEPS);
-    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
-    losses->count++;
-}
 
 /* A model of config trained from state (NULL: fresh) up to config->epochs; the model (on the cpu)
  * and the result (its state for the caller to free). */

@@ -1,5 +1,5 @@
-/* What the tests of the `ctorch` command share: running it, and reading its JSON lines and its
- * checkpoints. */
+/* What the tests of the `ctorch` command share: running it, reading its JSON lines and its
+ * checkpoints, and recording every step's loss of its training code. */
 #ifndef CT_TOOL_TEST_H
 #define CT_TOOL_TEST_H
 
@@ -57,6 +57,23 @@ static inline int64_t checkpoint_model_entries(const ct_state_dict *sd)
         if (strncmp(name, "optimizer.", 10) && strcmp(name, "ctorch.rng_state")) model_entries++;
     }
     return model_entries;
+}
+
+/* Every step's loss of a training run, in order: a ct_train_observer's context for record_loss. */
+enum { STEP_LOSSES_CAPACITY = 1024 };
+typedef struct step_losses {
+    double values[STEP_LOSSES_CAPACITY];
+    int64_t count;
+} step_losses;
+
+/* A ct_train_observer's on_step: appends the step's loss to the step_losses of context. */
+static inline void record_loss(void *context, int epoch, int64_t step, int64_t steps, const ct_tensor *loss)
+{
+    (void)epoch, (void)step, (void)steps;
+    step_losses *losses = context;
+    assert_true(losses->count < STEP_LOSSES_CAPACITY);
+    assert_int_equal(ct_item(loss, &losses->values[losses->count]), CT_OK);
+    losses->count++;
 }
 
 #endif
