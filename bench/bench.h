@@ -72,6 +72,20 @@ void ct_bench_compare_synced(ct_bench_result *r, void (*ours)(void *), void (*ba
 /* r->device = the device's name. */
 void ct_bench_set_device(ct_bench_result *r, ct_device device);
 
+/* Square matrices of side n for a matmul benchmark: ctorch's operands, and for cblas_sgemm float32
+ * copies of them on the host (ra, rb) and its result (rc), NULL where there is no such baseline. */
+typedef struct ct_bench_matmul_case {
+    int n;
+    ct_tensor *a, *b;
+    float *ra, *rb, *rc;
+} ct_bench_matmul_case;
+/* ct_matmul(a, b), released; context: a ct_bench_matmul_case (or a struct that begins with one). */
+void ct_bench_run_matmul(void *context);
+/* cblas_sgemm of ra and rb into rc; context as ct_bench_run_matmul's. */
+void ct_bench_run_sgemm(void *context);
+/* Releases a and b and frees the host copies (each may be NULL). */
+void ct_bench_matmul_case_free(ct_bench_matmul_case *c);
+
 /* Each benchmark group reports one result per measurement. */
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context);
 void ct_bench_elementwise(const char *filter, ct_bench_report report, void *context);

@@ -27,32 +27,25 @@ typedef void (*half_gemm_fn)(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_
                              float beta, float *c, blasint ldc);
 
 typedef struct matmul_case {
-    int n;
-    ct_tensor *a, *b;
+    ct_bench_matmul_case m;  /* first: the context of ct_bench_run_matmul and ct_bench_run_sgemm too */
     half_gemm_fn half_gemm;  /* OpenBLAS's 16-bit product, or NULL: sgemm on float32 copies */
     const uint16_t *ha, *hb; /* the 16-bit operands (ctorch's memory) */
-    float *ra, *rb, *rc;
 } matmul_case;
-
-static void run_ctorch_matmul(void *context)
-{
-    matmul_case *c = context;
-    ct_release(ct_matmul(c->a, c->b));
-}
 
 static void run_openblas(void *context)
 {
     matmul_case *c = context;
+    int n = c->m.n;
     if (c->half_gemm)
-        c->half_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->n, c->n, c->n, 1.0f, c->ha, c->n,
-                     c->hb, c->n, 0.0f, c->rc, c->n);
+        c->half_gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, c->ha, n, c->hb, n, 0.0f,
+                     c->m.rc, n);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->n, c->n, c->n, 1.0f, c->ra, c->n,
-                    c->rb, c->n, 0.0f, c->rc, c->n);
+        ct_bench_run_sgemm(&c->m);
 }
 
-static bool setup_matmul(matmul_case *c, ct_dtype dtype, ct_device device)
+static bool setup_matmul(matmul_case *hc, ct_dtype dtype, ct_device device)
 {
+    ct_bench_matmul_case *c = &hc->m;
     int64_t shape[2] = {c->n, c->n};
     ct_manual_seed(0);
     ct_tensor *a = ct_randn(shape, 2, CT_F32, device), *b = ct_randn(shape, 2, CT_F32, device);
@@ -61,11 +54,11 @@ static bool setup_matmul(matmul_case *c, ct_dtype dtype, ct_device device)
     bool ok = c->a && c->b;
     if (ok && device.type == CT_CPU) {
         size_t bytes = (size_t)c->n * (size_t)c->n * sizeof(float);
-        c->half_gemm = (half_gemm_fn)dlsym(RTLD_DEFAULT, dtype == CT_BF16 ? "cblas_sbgemm" : "cblas_shgemm");
-        c->ha = (const uint16_t *)ct_tensor_handle(c->a) + ct_tensor_offset(c->a);
-        c->hb = (const uint16_t *)ct_tensor_handle(c->b) + ct_tensor_offset(c->b);
+        hc->half_gemm = (half_gemm_fn)dlsym(RTLD_DEFAULT, dtype == CT_BF16 ? "cblas_sbgemm" : "cblas_shgemm");
+        hc->ha = (const uint16_t *)ct_tensor_handle(c->a) + ct_tensor_offset(c->a);
+        hc->hb = (const uint16_t *)ct_tensor_handle(c->b) + ct_tensor_offset(c->b);
         c->rc = aligned_alloc(4096, bytes);
-        if (!c->half_gemm) {
+        if (!hc->half_gemm) {
             c->ra = aligned_alloc(4096, bytes);
             c->rb = aligned_alloc(4096, bytes);
             ok = c->ra && c->rb && ct_tensor_to_array(a, c->ra, bytes) == CT_OK &&
@@ -91,22 +84,18 @@ static void bench_matmul(const char *filter, ct_bench_report report, void *conte
             if (!ct_bench_selected(filter, r.name) || (sizes[s] > 2048 && !ct_bench_big_sizes(device)))
                 continue;
             int n = sizes[s];
-            matmul_case c = {.n = n};
+            matmul_case c = {.m.n = n};
             if (!setup_matmul(&c, dtypes[d], device)) {
                 fprintf(stderr, "bench %s: setup failed: %s\n", r.name, ct_last_error_message());
             } else {
                 int repeats = n <= 1024 ? 10 : (n <= 2048 ? 4 : 3);
-                ct_bench_compare_synced(&r, run_ctorch_matmul, cpu ? run_openblas : NULL, &c, device,
+                ct_bench_compare_synced(&r, ct_bench_run_matmul, cpu ? run_openblas : NULL, &c, device,
                                         n > 2048 ? 1 : 2, repeats, 2.0 * n * (double)n * n * 1e-9, 0.9);
                 if (cpu && !c.half_gemm)
                     snprintf(r.target, sizeof r.target, "ratio >= 0.90 vs sgemm");
                 report(&r, context);
             }
-            ct_release(c.a);
-            ct_release(c.b);
-            free(c.ra);
-            free(c.rb);
-            free(c.rc);
+            ct_bench_matmul_case_free(&c.m);
         }
 }
 

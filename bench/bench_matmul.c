@@ -10,23 +10,26 @@
 #include "bench.h"
 #include "ctorch.h"
 
-typedef struct matmul_case {
-    int n;
-    ct_tensor *a, *b;
-    float *ra, *rb, *rc;
-} matmul_case;
-
-static void run_ctorch(void *context)
+void ct_bench_run_matmul(void *context)
 {
-    matmul_case *c = context;
+    ct_bench_matmul_case *c = context;
     ct_release(ct_matmul(c->a, c->b));
 }
 
-static void run_cblas(void *context)
+void ct_bench_run_sgemm(void *context)
 {
-    matmul_case *c = context;
+    ct_bench_matmul_case *c = context;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->n, c->n, c->n, 1.0f, c->ra, c->n,
                 c->rb, c->n, 0.0f, c->rc, c->n);
+}
+
+void ct_bench_matmul_case_free(ct_bench_matmul_case *c)
+{
+    ct_release(c->a);
+    ct_release(c->b);
+    free(c->ra);
+    free(c->rb);
+    free(c->rc);
 }
 
 void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
@@ -46,7 +49,7 @@ void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
         ct_set_float32_matmul_precision(tf32 ? "high" : "highest");
         int n = sizes[s];
         int64_t shape[2] = {n, n};
-        matmul_case c = {.n = n};
+        ct_bench_matmul_case c = {.n = n};
         ct_manual_seed(0);
         c.a = ct_randn(shape, 2, CT_F32, device);
         c.b = ct_randn(shape, 2, CT_F32, device);
@@ -65,15 +68,11 @@ void ct_bench_matmul(const char *filter, ct_bench_report report, void *context)
             }
             int repeats = n <= 512 ? 50 : (n <= 1024 ? 10 : (n <= 2048 ? 4 : 3));
             double flops = 2.0 * n * (double)n * n;
-            ct_bench_compare_synced(&r, run_ctorch, cpu ? run_cblas : NULL, &c, device, n > 2048 ? 1 : 2,
-                                    repeats, flops * 1e-9, 0.95);
+            ct_bench_compare_synced(&r, ct_bench_run_matmul, cpu ? ct_bench_run_sgemm : NULL, &c, device,
+                                    n > 2048 ? 1 : 2, repeats, flops * 1e-9, 0.95);
             report(&r, context);
         }
-        ct_release(c.a);
-        ct_release(c.b);
-        free(c.ra);
-        free(c.rb);
-        free(c.rc);
+        ct_bench_matmul_case_free(&c);
         ct_set_float32_matmul_precision(precision);
     }
 }
