@@ -14,6 +14,7 @@
 
 #include "ctorch.h"
 #include "ops/nn_internal.h"
+#include "support/tensors.h"
 
 void cblas_shgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a, enum CBLAS_TRANSPOSE trans_b,
                   blasint m, blasint n, blasint k, float alpha, const uint16_t *a, blasint lda,
@@ -65,16 +66,7 @@ void cblas_shgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a, enum CBL
 /* Small integers of dtype on the CPU. */
 static ct_tensor *integers(const int64_t *shape, int ndim, ct_dtype dtype, int seed)
 {
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) n *= shape[d];
-    float *values = malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) values[i] = (float)((i * 7 + seed * 5) % 9) - 4.0f;
-    ct_tensor *f = ct_tensor_from_data(values, CT_F32, shape, ndim, CT_DEVICE_CPU);
-    free(values);
-    ct_tensor *t = ct_to_dtype(f, dtype);
-    ct_release(f);
-    assert_non_null(t);
-    return t;
+    return ct_test_small_integers(shape, ndim, dtype, seed, CT_DEVICE_CPU);
 }
 
 /* t (16-bit) equals the float32 path's result `want`, rounded to t's dtype. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "standin_test.h"
+#include "support/tensors.h"
 
 #include <cublas_api.h>
 
@@ -42,23 +43,6 @@ static void expect_gemm_ex(cudaDataType type, int batched, const char *what)
     clear_log();
 }
 
-/* Small integers of dtype on device. */
-static ct_tensor *integers(const int64_t *shape, int ndim, ct_dtype dtype, int seed, ct_device device)
-{
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) n *= shape[d];
-    float *values = malloc(sizeof(float) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) values[i] = (float)((i * 7 + seed * 5) % 9) - 4.0f;
-    ct_tensor *f = ct_tensor_from_data(values, CT_F32, shape, ndim, CT_DEVICE_CPU);
-    free(values);
-    ct_tensor *h = ct_to_dtype(f, dtype);
-    ct_tensor *on = ct_to(h, device);
-    ct_release(h);
-    ct_release(f);
-    assert_non_null(on);
-    return on;
-}
-
 /* t (any device, 16-bit) equals u (the CPU's), element by element. */
 static void expect_equal(const ct_tensor *t, const ct_tensor *u, const char *what)
 {
@@ -79,19 +63,19 @@ static void products_of(ct_dtype dtype, cudaDataType type)
 {
     ct_scope_push();
     const char *name = ct_dtype_name(dtype);
-    ct_tensor *a = integers((int64_t[]){33, 17}, 2, dtype, 1, CT_DEVICE_CPU);
-    ct_tensor *b = integers((int64_t[]){17, 9}, 2, dtype, 2, CT_DEVICE_CPU);
+    ct_tensor *a = ct_test_small_integers((int64_t[]){33, 17}, 2, dtype, 1, CT_DEVICE_CPU);
+    ct_tensor *b = ct_test_small_integers((int64_t[]){17, 9}, 2, dtype, 2, CT_DEVICE_CPU);
     expect_equal(ct_matmul(ct_to(a, CUDA0), ct_to(b, CUDA0)), ct_matmul(a, b), name);
     expect_gemm_ex(type, 0, "a 16-bit matmul");
 
-    ct_tensor *batch_a = integers((int64_t[]){4, 8, 5}, 3, dtype, 3, CT_DEVICE_CPU);
-    ct_tensor *batch_b = integers((int64_t[]){4, 5, 6}, 3, dtype, 4, CT_DEVICE_CPU);
+    ct_tensor *batch_a = ct_test_small_integers((int64_t[]){4, 8, 5}, 3, dtype, 3, CT_DEVICE_CPU);
+    ct_tensor *batch_b = ct_test_small_integers((int64_t[]){4, 5, 6}, 3, dtype, 4, CT_DEVICE_CPU);
     expect_equal(ct_matmul(ct_to(batch_a, CUDA0), ct_to(batch_b, CUDA0)), ct_matmul(batch_a, batch_b), name);
     expect_gemm_ex(type, 1, "a batched 16-bit matmul");
 
     /* Linear forward with a bias (added in the product, beta 1), and backward without one (the
      * bias's gradient is a sum, another family's kernel) */
-    ct_tensor *x = integers((int64_t[]){6, 12}, 2, dtype, 5, CUDA0);
+    ct_tensor *x = ct_test_small_integers((int64_t[]){6, 12}, 2, dtype, 5, CUDA0);
     for (int with_bias = 1; with_bias >= 0; with_bias--) {
         ct_module *linear = ct_linear(12, 7, with_bias);
         assert_int_equal(ct_module_to_dtype(linear, dtype), CT_OK);
@@ -101,7 +85,7 @@ static void products_of(ct_dtype dtype, cudaDataType type)
         assert_non_null(y);
         assert_int_equal(ct_tensor_dtype(y), dtype);
         if (!with_bias) {
-            ct_status backward = ct_backward_with(y, integers((int64_t[]){6, 7}, 2, dtype, 6, CUDA0), false);
+            ct_status backward = ct_backward_with(y, ct_test_small_integers((int64_t[]){6, 7}, 2, dtype, 6, CUDA0), false);
             if (backward != CT_OK) fail_msg("%s Linear backward: %s", name, ct_last_error_message());
             assert_int_equal(ct_tensor_dtype(ct_grad(x)), dtype);
             assert_int_equal(ct_tensor_dtype(ct_grad(ct_module_parameter(linear, "weight"))), dtype);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/tensors.h"
 #include "test_common.h"
 
 #define DIST_TEST_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -33,12 +34,7 @@ static inline ct_tensor *dist_test_tensor(int rank, const int64_t *shape, int nd
     double *values = malloc(sizeof(double) * (size_t)(n ? n : 1));
     assert_non_null(values);
     for (int64_t i = 0; i < n; i++) values[i] = dist_test_value(rank, i, salt, dtype);
-    ct_tensor *f64 = ct_tensor_from_data(values, CT_F64, shape, ndim, CT_DEVICE_CPU);
-    ct_tensor *typed = ct_to_dtype(f64, dtype);
-    ct_tensor *t = ct_to(typed, device);
-    assert_non_null(t);
-    ct_release(f64);
-    ct_release(typed);
+    ct_tensor *t = ct_test_tensor_from(values, CT_F64, shape, ndim, dtype, device);
     free(values);
     return t;
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "support/tensors.h"
 #include "test_common.h"
 
 #define OPENCL0 ((ct_device){CT_OPENCL, 0})
@@ -13,13 +14,7 @@
 static inline ct_tensor *tensor_of(const double *values, const int64_t *shape, int ndim, ct_dtype dtype,
                                    ct_device device)
 {
-    ct_tensor *d = ct_tensor_from_data(values, CT_F64, shape, ndim, CT_DEVICE_CPU);
-    ct_tensor *c = ct_to_dtype(d, dtype);
-    ct_tensor *out = ct_to(c, device);
-    ct_release(d);
-    ct_release(c);
-    assert_non_null(out);
-    return out;
+    return ct_test_tensor_from(values, CT_F64, shape, ndim, dtype, device);
 }
 
 /* t's values as doubles into out (n of them). */

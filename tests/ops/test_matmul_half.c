@@ -13,6 +13,7 @@
 
 #include "ctorch.h"
 #include "ops/nn_internal.h"
+#include "support/tensors.h"
 
 enum { K = 257 };
 
@@ -40,13 +41,7 @@ static float rounded(double x, ct_dtype dtype)
 static ct_tensor *tensor_of(const float *values, const int64_t *shape, int ndim, ct_dtype dtype,
                             ct_device device)
 {
-    ct_tensor *f = ct_tensor_from_data(values, CT_F32, shape, ndim, CT_DEVICE_CPU);
-    ct_tensor *h = ct_to_dtype(f, dtype);
-    ct_tensor *on = ct_to(h, device);
-    ct_release(h);
-    ct_release(f);
-    assert_non_null(on);
-    return on;
+    return ct_test_tensor_from(values, CT_F32, shape, ndim, dtype, device);
 }
 
 /* t's values as floats (malloc'ed), checking t's dtype. */
