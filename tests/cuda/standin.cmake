@@ -85,7 +85,8 @@ foreach(source ${CTORCH_TEST_SOURCES})
 endforeach()
 
 # The stand-ins on their own: 2 devices, and the driver in the other environments it reads.
-set_property(TEST cuda/test_standin_driver cuda/test_standin_blocks cuda/test_standin_cublas
+set_property(TEST cuda/test_standin_driver cuda/test_standin_streams_and_events cuda/test_standin_blocks
+             cuda/test_standin_cublas
              APPEND PROPERTY ENVIRONMENT
              "CTORCH_CUDA_STANDIN_DEVICES=2")
 add_test(NAME cuda/test_standin_driver_no_device COMMAND cuda_test_standin_driver no-device)
