@@ -8,8 +8,10 @@
  * is the reference's (what DDP would average instead, with losses that are means).
  * Tolerance: TOLERANCE relative to max(1, |reference|) for float32 SyncBatchNorm; the
  * finite-difference check runs in float64. Run by ctest under mpirun with 2 ranks and 1 (where
- * SyncBatchNorm is plain BatchNorm). */
+ * SyncBatchNorm is plain BatchNorm). The conversion and the errors that reach every rank:
+ * test_sync_batch_norm_conversion_and_rank_errors.c. */
 #include "dist_test.h"
+#include "sync_batch_norm_test.h"
 
 #define TOLERANCE 1e-5
 #define STEPS 3
@@ -70,41 +72,7 @@ static ct_tensor *rows_tensor(const double *global, const int64_t *shape, int nd
     int64_t part[CT_MAX_DIMS];
     memcpy(part, shape, sizeof(int64_t) * (size_t)ndim);
     part[0] = end - start;
-    ct_tensor *f64 = ct_tensor_from_data(global + start * row_size(shape, ndim), CT_F64, part, ndim, CT_DEVICE_CPU);
-    ct_tensor *typed = ct_to_dtype(f64, dtype);
-    ct_tensor *t = ct_to(typed, device);
-    assert_non_null(t);
-    ct_release(f64);
-    ct_release(typed);
-    return t;
-}
-
-/* A BatchNorm1d/2d with weight 1 + 0.25 c and bias 0.1 - 0.2 c (when affine). */
-static ct_module *make_bn(int dims, int64_t channels, const ct_batch_norm_options *options)
-{
-    ct_module *m = dims == 1 ? ct_batch_norm1d(channels, options) : ct_batch_norm2d(channels, options);
-    assert_non_null(m);
-    if (!options->affine) return m;
-    double w[16], b[16];
-    for (int64_t c = 0; c < channels; c++) {
-        w[c] = 1.0 + 0.25 * (double)c;
-        b[c] = 0.1 - 0.2 * (double)c;
-    }
-    ct_tensor *weight = ct_module_parameter(m, "weight"), *bias = ct_module_parameter(m, "bias");
-    ct_tensor *wv = ct_tensor_from_data(w, CT_F64, &channels, 1, CT_DEVICE_CPU);
-    ct_tensor *bv = ct_tensor_from_data(b, CT_F64, &channels, 1, CT_DEVICE_CPU);
-    ct_tensor *w32 = ct_to_dtype(wv, CT_F32), *b32 = ct_to_dtype(bv, CT_F32);
-    ct_no_grad_push();
-    assert_int_equal(ct_copy_(weight, w32), CT_OK);
-    assert_int_equal(ct_copy_(bias, b32), CT_OK);
-    ct_no_grad_pop();
-    ct_release(weight);
-    ct_release(bias);
-    ct_release(wv);
-    ct_release(bv);
-    ct_release(w32);
-    ct_release(b32);
-    return m;
+    return ct_test_tensor_from(global + start * row_size(shape, ndim), CT_F64, part, ndim, dtype, device);
 }
 
 /* got (this rank's tensor) against want[offset .. offset + numel(got)). */
@@ -224,8 +192,6 @@ static void check_case(const bn_case *k, ct_device device)
     ct_module_release(sync);
 }
 
-static const ct_batch_norm_options DEFAULTS = {.eps = 1e-5, .momentum = 0.1, .affine = true, .track_running_stats = true};
-
 static void check_cases(const bn_case *cases, size_t count)
 {
     ct_device devices[DIST_TEST_MAX_DEVICES];
@@ -238,11 +204,11 @@ static void sync_batch_norm_1d_equals_batch_norm_over_the_whole_batch(void **sta
 {
     (void)state;
     const bn_case cases[] = {
-        {"1d [8, 3], 4 + 4 rows", 1, 2, {8, 3}, EVEN, DEFAULTS},
-        {"1d [8, 3], 3 + 5 rows", 1, 2, {8, 3}, ODD, DEFAULTS},
-        {"1d [8, 3, 5], 3 + 5 rows", 1, 3, {8, 3, 5}, ODD, DEFAULTS},
+        {"1d [8, 3], 4 + 4 rows", 1, 2, {8, 3}, EVEN, BATCH_NORM_DEFAULTS},
+        {"1d [8, 3], 3 + 5 rows", 1, 2, {8, 3}, ODD, BATCH_NORM_DEFAULTS},
+        {"1d [8, 3, 5], 3 + 5 rows", 1, 3, {8, 3, 5}, ODD, BATCH_NORM_DEFAULTS},
         /* one row per rank: too few for BatchNorm on a rank alone, enough together */
-        {"1d [2, 3], 1 + 1 rows", 1, 2, {2, 3}, EVEN, DEFAULTS},
+        {"1d [2, 3], 1 + 1 rows", 1, 2, {2, 3}, EVEN, BATCH_NORM_DEFAULTS},
     };
     check_cases(cases, DIST_TEST_LEN(cases));
 }
@@ -251,9 +217,9 @@ static void sync_batch_norm_2d_equals_batch_norm_over_the_whole_batch(void **sta
 {
     (void)state;
     const bn_case cases[] = {
-        {"2d [8, 3, 2, 3], 4 + 4 rows", 2, 4, {8, 3, 2, 3}, EVEN, DEFAULTS},
-        {"2d [8, 3, 2, 3], 3 + 5 rows", 2, 4, {8, 3, 2, 3}, ODD, DEFAULTS},
-        {"2d [8, 3, 2, 3], 0 + 8 rows", 2, 4, {8, 3, 2, 3}, FIRST_RANK_EMPTY, DEFAULTS},
+        {"2d [8, 3, 2, 3], 4 + 4 rows", 2, 4, {8, 3, 2, 3}, EVEN, BATCH_NORM_DEFAULTS},
+        {"2d [8, 3, 2, 3], 3 + 5 rows", 2, 4, {8, 3, 2, 3}, ODD, BATCH_NORM_DEFAULTS},
+        {"2d [8, 3, 2, 3], 0 + 8 rows", 2, 4, {8, 3, 2, 3}, FIRST_RANK_EMPTY, BATCH_NORM_DEFAULTS},
     };
     check_cases(cases, DIST_TEST_LEN(cases));
 }
@@ -283,8 +249,9 @@ static void sync_batch_norm_variance_survives_a_large_mean(void **state)
     double x[16];
     for (int i = 0; i < 16; i++) x[i] = 1000.0 + 0.01 * sin(1.7 * i);
     ct_scope_push();
-    ct_module *reference = make_bn(1, channels, &DEFAULTS), *plain = make_bn(1, channels, &DEFAULTS);
-    ct_module *sync = make_bn(1, channels, &DEFAULTS);
+    ct_module *reference = make_bn(1, channels, &BATCH_NORM_DEFAULTS);
+    ct_module *plain = make_bn(1, channels, &BATCH_NORM_DEFAULTS);
+    ct_module *sync = make_bn(1, channels, &BATCH_NORM_DEFAULTS);
     assert_int_equal(ct_module_to_dtype(reference, CT_F64), CT_OK);
     assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
     ct_tensor *x_all = rows_tensor(x, shape, 2, 0, 8, CT_F32, CT_DEVICE_CPU);
@@ -323,7 +290,7 @@ static void eval_mode_uses_the_running_statistics_without_communicating(void **s
     rows_of(EVEN, shape[0], &start, &end);
     for (int d = 0; d < device_count; d++) {
         ct_scope_push();
-        ct_module *plain = make_bn(2, 3, &DEFAULTS), *sync = make_bn(2, 3, &DEFAULTS);
+        ct_module *plain = make_bn(2, 3, &BATCH_NORM_DEFAULTS), *sync = make_bn(2, 3, &BATCH_NORM_DEFAULTS);
         assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
         assert_int_equal(ct_module_to(sync, devices[d]), CT_OK);
         for (int step = 0; step < 2; step++) { /* the same running statistics in both */
@@ -355,128 +322,6 @@ static void eval_mode_uses_the_running_statistics_without_communicating(void **s
         ct_module_release(sync);
         ct_scope_pop();
     }
-}
-
-/* Conversion: only BatchNorm1d/2d layers (not a custom module of that kind), in place, counted,
- * with the same parameter and buffer tensors, printed as PyTorch prints SyncBatchNorm. */
-static void conversion_turns_batch_norm_layers_into_sync_batch_norm_in_place(void **state)
-{
-    (void)state;
-    ct_batch_norm_options quiet = {.eps = 1e-3, .momentum = 0.01, .affine = false, .track_running_stats = true};
-    ct_module *inner = ct_sequential((ct_module *[]){ct_batch_norm2d(2, &quiet)}, 1);
-    ct_module *custom = ct_module_create("BatchNorm1d", NULL, NULL, NULL);
-    ct_module *net = ct_sequential((ct_module *[]){ct_linear(4, 3, true), ct_batch_norm1d(3, NULL), ct_relu_module(),
-                                                  inner, custom},
-                                   5);
-    assert_non_null(net);
-    ct_tensor *weight = ct_module_parameter(net, "1.weight"), *mean = ct_module_buffer(net, "3.0.running_mean");
-    int64_t parameters = ct_module_parameter_count(net);
-    int converted = -1;
-    assert_int_equal(ct_convert_sync_batch_norm(net, &converted), CT_OK);
-    assert_int_equal(converted, 2);
-    assert_string_equal(ct_module_kind(ct_module_child(net, "1")), "SyncBatchNorm");
-    assert_string_equal(ct_module_kind(ct_module_child(net, "3.0")), "SyncBatchNorm");
-    assert_string_equal(ct_module_kind(ct_module_child(net, "0")), "Linear");
-    assert_string_equal(ct_module_kind(ct_module_child(net, "2")), "ReLU");
-    assert_string_equal(ct_module_kind(ct_module_child(net, "4")), "BatchNorm1d");
-    ct_tensor *weight_after = ct_module_parameter(net, "1.weight"), *mean_after = ct_module_buffer(net, "3.0.running_mean");
-    assert_ptr_equal(weight_after, weight);
-    assert_ptr_equal(mean_after, mean);
-    assert_int_equal(ct_module_parameter_count(net), parameters);
-    char *text = ct_module_to_string(net);
-    assert_non_null(text);
-    if (!strstr(text, "(1): SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)") ||
-        !strstr(text, "(0): SyncBatchNorm(2, eps=0.001, momentum=0.01, affine=False, track_running_stats=True)"))
-        fail_msg("printout:\n%s", text);
-    free(text);
-    /* converting again finds nothing left to convert */
-    assert_int_equal(ct_convert_sync_batch_norm(net, NULL), CT_OK);
-    assert_int_equal(ct_convert_sync_batch_norm(net, &converted), CT_OK);
-    assert_int_equal(converted, 0);
-    /* the converted tree still trains (a batch of 4 rows on every rank) */
-    int64_t shape[2] = {4, 4};
-    ct_scope_push();
-    ct_tensor *x = ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU);
-    ct_tensor *y = ct_module_forward(ct_module_child(net, "1"), ct_module_forward(ct_module_child(net, "0"), x));
-    assert_non_null(y);
-    assert_int_equal(ct_backward(ct_sum(y, NULL, 0, false)), CT_OK);
-    ct_scope_pop();
-    ct_release(weight);
-    ct_release(mean);
-    ct_release(weight_after);
-    ct_release(mean_after);
-    ct_module_release(net);
-    /* a converted root */
-    ct_module *root = ct_batch_norm1d(5, NULL);
-    assert_int_equal(ct_convert_sync_batch_norm(root, &converted), CT_OK);
-    assert_int_equal(converted, 1);
-    assert_string_equal(ct_module_kind(root), "SyncBatchNorm");
-    ct_module_release(root);
-    ct_clear_error();
-    converted = 7;
-    assert_int_equal(ct_convert_sync_batch_norm(NULL, &converted), CT_ERR_NULL_ARGUMENT);
-    assert_int_equal(converted, 0);
-    assert_error(CT_ERR_NULL_ARGUMENT, "ct_convert_sync_batch_norm: argument 'module'");
-}
-
-/* A rank whose input does not fit fails, and the others fail with its reason instead of waiting
- * for it; the next forward works again. Too few values over all ranks together is an error on
- * every rank. */
-static void errors_on_one_rank_reach_every_rank(void **state)
-{
-    (void)state;
-    ct_module *sync = make_bn(1, 3, &DEFAULTS);
-    assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
-    int bad_rank = world_ - 1;
-    int64_t good_shape[2] = {4, 3}, bad_shape[2] = {4, 5};
-    ct_scope_push();
-    ct_clear_error();
-    ct_tensor *x = ct_randn(rank_ == bad_rank ? bad_shape : good_shape, 2, CT_F32, CT_DEVICE_CPU);
-    assert_null(ct_module_forward(sync, x));
-    if (rank_ == bad_rank) {
-        assert_error(CT_ERR_SHAPE, "SyncBatchNorm(3): the input has shape [4, 5]; its dim 1 (channels) must be 3");
-    } else {
-        char expected[128];
-        snprintf(expected, sizeof expected, "rank %d could not take part: SyncBatchNorm(3): the input", bad_rank);
-        assert_error(CT_ERR_SHAPE, expected);
-    }
-    ct_tensor *good = ct_randn(good_shape, 2, CT_F32, CT_DEVICE_CPU);
-    assert_non_null(ct_module_forward(sync, good));
-    /* one value per channel over all ranks: rank 0 one row, the others none */
-    int64_t one_row[2] = {rank_ == 0 ? 1 : 0, 3};
-    assert_null(ct_module_forward(sync, ct_randn(one_row, 2, CT_F32, CT_DEVICE_CPU)));
-    assert_error(CT_ERR_SHAPE, "expected more than 1 value per channel when training");
-    ct_scope_pop();
-    ct_module_release(sync);
-}
-
-/* A rank whose layer is on another device than its input fails before communicating, naming the
- * devices, and the others fail with its reason (in a world of 1 the layer is plain BatchNorm). */
-static void a_layer_on_another_device_than_the_input_fails_on_every_rank(void **state)
-{
-    (void)state;
-    ct_device devices[DIST_TEST_MAX_DEVICES];
-    if (dist_test_devices(devices) < 2) {
-        printf("skipped: one device here (the cpu)\n");
-        skip();
-    }
-    ct_module *sync = make_bn(1, 3, &DEFAULTS);
-    assert_int_equal(ct_convert_sync_batch_norm(sync, NULL), CT_OK);
-    int bad_rank = world_ - 1;
-    if (rank_ == bad_rank) assert_int_equal(ct_module_to(sync, devices[1]), CT_OK);
-    int64_t shape[2] = {4, 3};
-    ct_scope_push();
-    ct_clear_error();
-    assert_null(ct_module_forward(sync, ct_randn(shape, 2, CT_F32, CT_DEVICE_CPU)));
-    if (rank_ == bad_rank) {
-        assert_error(CT_ERR_DEVICE, "expected all tensors to be on the same device");
-    } else {
-        char expected[64];
-        snprintf(expected, sizeof expected, "rank %d could not take part: SyncBatchNorm", bad_rank);
-        assert_error(CT_ERR_DEVICE, expected);
-    }
-    ct_scope_pop();
-    ct_module_release(sync);
 }
 
 /* ---- finite differences: the backward (the all-reduce of the statistics' gradient included)
@@ -535,7 +380,7 @@ static void gradients_match_finite_differences_of_the_loss_of_all_ranks(void **s
     const double h = 1e-5;
     fd_problem p = {.shape = {5, 2, 2, 2}};
     rows_of(ODD, p.shape[0], &p.start, &p.end);
-    p.sync = make_bn(2, 2, &DEFAULTS);
+    p.sync = make_bn(2, 2, &BATCH_NORM_DEFAULTS);
     assert_int_equal(ct_module_to_dtype(p.sync, CT_F64), CT_OK);
     assert_int_equal(ct_convert_sync_batch_norm(p.sync, NULL), CT_OK);
     p.x = global_values(p.shape, 4, 3, false);
@@ -603,9 +448,6 @@ int main(void)
         cmocka_unit_test(sync_batch_norm_keeps_the_layers_settings),
         cmocka_unit_test(sync_batch_norm_variance_survives_a_large_mean),
         cmocka_unit_test(eval_mode_uses_the_running_statistics_without_communicating),
-        cmocka_unit_test(conversion_turns_batch_norm_layers_into_sync_batch_norm_in_place),
-        cmocka_unit_test(errors_on_one_rank_reach_every_rank),
-        cmocka_unit_test(a_layer_on_another_device_than_the_input_fails_on_every_rank),
         cmocka_unit_test(gradients_match_finite_differences_of_the_loss_of_all_ranks),
     };
     return dist_test_main(tests, DIST_TEST_LEN(tests), &rank_, &world_);
