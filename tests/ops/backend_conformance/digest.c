@@ -27,15 +27,9 @@ static void print_element(FILE *out, const void *buffer, ct_dtype dtype, int64_t
  * a second line with every element (empty after an error). */
 static void digest_case(FILE *out, const conf_op *op, ct_dtype dtype, const conf_case *c, bool values)
 {
-    conf_args args = c->args;
-    args.count = c->count ? c->count : op->inputs;
-    args.dtype = dtype;
+    conf_args args;
     ct_tensor *sources[CONF_MAX_INPUTS] = {0};
-    bool ready = true;
-    for (int j = 0; j < args.count && ready; j++) {
-        sources[j] = conf_input_tensor(&c->in[j], &op->ranges[j], conf_input_dtype(&c->in[j], dtype), j);
-        ready = sources[j] != NULL;
-    }
+    bool ready = conf_case_inputs(op, c, dtype, &args, sources);
     fprintf(out, "%s %s '%s':", op->name, ct_dtype_name(dtype), c->name);
     ct_scope_push();
     ct_tensor *ref = ready ? conf_run_on(op, c, &args, sources, CT_DEVICE_CPU) : NULL;

@@ -64,7 +64,7 @@ ct_dtype conf_partner_dtype(ct_dtype d)
 
 /* ---- inputs ---- */
 
-ct_dtype conf_input_dtype(const conf_input *in, ct_dtype d)
+static ct_dtype input_dtype(const conf_input *in, ct_dtype d)
 {
     switch (in->kind) {
     case CONF_PARTNER: return conf_partner_dtype(d);
@@ -189,7 +189,7 @@ static cached_input *cache;
 static size_t cache_count, cache_capacity;
 
 /* The CPU tensor of input `which` before its views (owned by the cache). */
-ct_tensor *conf_input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
+static ct_tensor *input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which)
 {
     double lo, hi;
     value_range(in, range, dtype, &lo, &hi);
@@ -208,6 +208,19 @@ ct_tensor *conf_input_tensor(const conf_input *in, const conf_range *range, ct_d
     ct_tensor *t = generate(in, dtype, lo, hi, which);
     if (t) cache[cache_count++] = (cached_input){in, dtype, lo, hi, which, t};
     return t;
+}
+
+bool conf_case_inputs(const conf_op *op, const conf_case *c, ct_dtype dtype, conf_args *args,
+                      ct_tensor **inputs)
+{
+    *args = c->args;
+    args->count = c->count ? c->count : op->inputs;
+    args->dtype = dtype;
+    for (int j = 0; j < args->count; j++) {
+        inputs[j] = input_tensor(&c->in[j], &op->ranges[j], input_dtype(&c->in[j], dtype), j);
+        if (!inputs[j]) return false;
+    }
+    return true;
 }
 
 void conf_release_inputs(void)
@@ -429,15 +442,9 @@ static void run_case(const conf_op *op, ct_dtype dtype, const conf_case *c,
                      const ct_device *devices, int device_count, bool quiet, conf_totals *totals)
 {
     conf_where w = {quiet, op, dtype, c->name, "cpu"};
-    conf_args args = c->args;
-    args.count = c->count ? c->count : op->inputs;
-    args.dtype = dtype;
+    conf_args args;
     ct_tensor *bases[CONF_MAX_INPUTS] = {0};
-    bool ready = true;
-    for (int j = 0; j < args.count && ready; j++) {
-        bases[j] = conf_input_tensor(&c->in[j], &op->ranges[j], conf_input_dtype(&c->in[j], dtype), j);
-        ready = bases[j] != NULL;
-    }
+    bool ready = conf_case_inputs(op, c, dtype, &args, bases);
     ct_scope_push();
     /* The inputs go from the CPU to the first device, from there to the second, and so on:
      * copies between devices are checked too. */

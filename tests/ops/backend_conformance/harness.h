@@ -28,9 +28,10 @@ int64_t conf_load_int(const void *buffer, ct_dtype dtype, int64_t i);
 bool conf_compare(const conf_where *w, const ct_tensor *ref, const ct_tensor *got,
                   const ct_tensor *magnitude, double ulps, ct_dtype ulp_dtype);
 
-/* The dtype input `in` takes when the entry's dtype is d. */
-ct_dtype conf_input_dtype(const conf_input *in, ct_dtype d);
-ct_tensor *conf_input_tensor(const conf_input *in, const conf_range *range, ct_dtype dtype, int which);
+/* The arguments of case c of op in dtype, and its inputs before their views (CPU tensors that the
+ * cache owns); false when one could not be made (the error is recorded). */
+bool conf_case_inputs(const conf_op *op, const conf_case *c, ct_dtype dtype, conf_args *args,
+                      ct_tensor **inputs);
 /* t with the input's views taken (new references in the current scope). */
 ct_tensor *conf_take_views(ct_tensor *t, const conf_input *in);
 ct_tensor *conf_run_on(const conf_op *op, const conf_case *c, conf_args *args, ct_tensor **sources,
