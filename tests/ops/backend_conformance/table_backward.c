@@ -410,7 +410,7 @@ const conf_op conf_backward_ops[] = {
     ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
     ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY_HALF(cross_entropy, 3, cross_entropy_cases, 16, false, 0, CONF_ANY, CONF_ANY, CONF_ANY),
-    {"Sequential(Linear, ReLU) backward", 4, CONF_FLOAT | CONF_HALF, {CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_ANY},
+    {"ct_sequential (Linear, ReLU) backward", 4, CONF_FLOAT | CONF_HALF, {CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_ANY},
      linear_relu_cases, 16, run_linear_relu_backward, true, NULL, -1},
     /* float16 and bfloat16 too: the kernel adds in float and rounds each sum once */
     {"ct_gather backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, gather_cases, 0,
