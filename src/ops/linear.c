@@ -1,7 +1,8 @@
 /* y = x W^T + b as one op (torch.nn.functional.linear, PyTorch's addmm): the bias is copied into
  * the output and one GEMM adds x W^T to it; the backward makes the three gradients directly, the
  * weight's as g^T x, contiguous in the weight's own layout. Composed of transpose, matmul and add
- * it was three ops and three nodes forward, and more backward, per layer and training step. */
+ * it was three ops and three nodes forward, and more backward, per layer and training step. The
+ * product and the backward's two products are shared with the Linear + ReLU op (linear_relu.c). */
 #include <limits.h>
 
 #include "ops/nn_internal.h"
