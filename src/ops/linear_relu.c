@@ -16,6 +16,7 @@
 #include "ops/work_split.h"
 
 static const char *const NODE_NAME = "LinearReluBackward";
+enum { LINEAR_RELU_CHUNK = 16 }; /* CT_LR_CHUNK of the backward kernel (kernels/nn.ct) */
 
 /* relu(y2 + b) in place, y2 [rows, out] contiguous. */
 static ct_status launch_bias_relu(ct_tensor *y2, const ct_tensor *b)
@@ -76,24 +77,36 @@ ct_tensor *ct_linear_relu_apply(const char *function, const ct_tensor *x, const 
     return y;
 }
 
-/* masked [rows, out] = g2 where y2 > 0, else 0; bias_grad [out] = its column sums. */
+/* masked [rows, out] = g2 where y2 > 0, else 0; bias_grad [out] = its column sums. A group per
+ * tile of up to 32 adjacent columns, its other items splitting the rows (see the kernel). */
 static ct_status launch_backward(const ct_tensor *g2, const ct_tensor *y2, ct_tensor *masked,
                                  ct_tensor *bias_grad)
 {
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(linear_relu_backward);
+    long rows = (long)y2->shape[0], cols = (long)y2->shape[1];
+    if (cols == 0) return CT_OK;
+    ct_device device = y2->storage->device;
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(device, &shape);
+    if (status != CT_OK) return status;
+    long width = shape.group_size < 32 ? shape.group_size : 32, lanes = 1;
+    long chunks = (rows + LINEAR_RELU_CHUNK - 1) / LINEAR_RELU_CHUNK;
+    while (width * lanes * 2 <= shape.group_size && lanes < chunks) lanes *= 2;
     ct_kparams p = {0};
-    p.n = (long)y2->shape[1];
-    p.l[1] = (long)y2->shape[0];
+    p.n = (cols + width - 1) / width;
+    p.l[0] = width;
+    p.l[1] = rows;
+    p.l[2] = cols;
     p.off[0] = (long)masked->offset;
     p.off[1] = (long)bias_grad->offset;
     p.off[2] = (long)g2->offset;
     p.off[3] = (long)y2->offset;
     p.stride[2][0] = (long)g2->strides[0];
     p.stride[2][1] = (long)g2->strides[1];
-    if (p.n == 0) return CT_OK;
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(masked), ct_tensor_handle(bias_grad),
                                             ct_tensor_handle(g2), ct_tensor_handle(y2)};
-    return ct_backend_launch(y2->storage->device, kernels[y2->dtype], buffers, &p, 3 * p.l[1] + 1);
+    return ct_backend_launch_groups(device, kernels[y2->dtype], buffers, &p, 3 * rows * width + 1,
+                                    (int)(width * lanes));
 }
 
 /* grad_pre = grad where y > 0; grad_x = grad_pre W, grad_W = grad_pre^T x, grad_b = the sum of

@@ -2,7 +2,8 @@
  * gradients equal the two modules run one after the other (the same bits in float32 and float64,
  * where the products are the same calls; the bias's gradient, summed in another order, and
  * float16 and bfloat16, rounded once more, within tolerance), on the cpu and on every OpenCL
- * device; its gradients match finite differences in float64; and a Sequential(Linear, ReLU,
+ * device; its gradients match finite differences in float64; its bias gradient has the same
+ * bits on every device; and a Sequential(Linear, ReLU,
  * Linear) step makes exactly the launches of the fused op, fewer than the modules one by one. */
 #include "nn/nn_test.h"
 #include "backend/backend.h"
@@ -176,6 +177,45 @@ static void folded_gradients_match_finite_differences(void **state)
     }
 }
 
+/* The bias's gradient of [300, IN] -> OUT in dtype on device (operands whose products are exact
+ * in every dtype, so that every device masks the same elements), as doubles into out. */
+static void bias_gradient_on(ct_device device, ct_dtype dtype, double *out)
+{
+    enum { ROWS = 300 };
+    static double xs[ROWS * IN], up[ROWS * OUT];
+    double ws[OUT * IN], bs[OUT];
+    for (int i = 0; i < ROWS * IN; i++) xs[i] = ((i * 7) % 9 - 4) / 4.0;
+    for (int i = 0; i < OUT * IN; i++) ws[i] = ((i * 5) % 7 - 3) / 8.0;
+    for (int i = 0; i < OUT; i++) bs[i] = (i % 5 - 2) / 16.0 + 1.0 / 32;
+    for (int i = 0; i < ROWS * OUT; i++) up[i] = sin(0.37 * i);
+    ct_scope_push();
+    ct_tensor *x = tensor_of(xs, (int64_t[]){ROWS, IN}, 2, dtype, device);
+    ct_tensor *w = tensor_of(ws, (int64_t[]){OUT, IN}, 2, dtype, device);
+    ct_tensor *b = tensor_of(bs, (int64_t[]){OUT}, 1, dtype, device);
+    ct_tensor *upstream = tensor_of(up, (int64_t[]){ROWS, OUT}, 2, dtype, device);
+    ct_requires_grad_(b, true);
+    ct_tensor *y = f_linear_relu((ct_tensor *[]){x, w, b}, NULL);
+    assert_string_equal(ct_grad_fn_name(y), "LinearReluBackward");
+    if (ct_backward_with(y, upstream, false) != CT_OK) fail_msg("backward: %s", ct_last_error_message());
+    values_of(ct_grad(b), out, OUT);
+    ct_scope_pop();
+}
+
+/* The columns are summed in one order everywhere: chunks of rows, then the chunks' sums. */
+static void the_bias_gradient_has_the_same_bits_on_every_device(void **state)
+{
+    (void)state;
+    const ct_dtype dtypes[] = {CT_F32, CT_BF16};
+    for (int k = 0; k < 2; k++) {
+        double on_cpu[OUT], here[OUT];
+        bias_gradient_on(CT_DEVICE_CPU, dtypes[k], on_cpu);
+        for (int d = 1; d < device_count; d++) {
+            bias_gradient_on(devices[d], dtypes[k], here);
+            assert_same(here, on_cpu, OUT, "bias.grad");
+        }
+    }
+}
+
 /* Launches of a forward and backward of Sequential(Linear(IN, OUT), ReLU, Linear(OUT, 3)) on
  * device, folded (the Sequential) or its children one by one. */
 static uint64_t step_launches(ct_module *m, bool folded, ct_device device)
@@ -245,6 +285,7 @@ int main(void)
         cmocka_unit_test(folded_forward_and_backward_equal_the_modules_one_by_one),
         cmocka_unit_test(folded_under_autocast_equals_the_modules_one_by_one),
         cmocka_unit_test(folded_gradients_match_finite_differences),
+        cmocka_unit_test(the_bias_gradient_has_the_same_bits_on_every_device),
         cmocka_unit_test(a_training_step_makes_the_fused_launches),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

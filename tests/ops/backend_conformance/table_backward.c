@@ -122,6 +122,8 @@ static const conf_case linear_relu_cases[] = {
     {.name = "one row", .in = {{SHAPE(1, 5)}, {SHAPE(3, 5)}, {SHAPE(3)}, {SHAPE(1, 3)}}},
     {.name = "empty batch", .in = {{SHAPE(0, 5)}, {SHAPE(7, 5)}, {SHAPE(7)}, {SHAPE(0, 7)}}},
     {.name = "larger", .in = {{SHAPE(48, 64)}, {SHAPE(96, 64)}, {SHAPE(96)}, {SHAPE(48, 96)}}},
+    {.name = "many rows, a part tile of columns",
+     .in = {{SHAPE(300, 8)}, {SHAPE(40, 8)}, {SHAPE(40)}, {SHAPE(300, 40)}}},
     {0}};
 
 /* y, then the gradients of x, the weight and the bias: both kernels of the fused op and its
