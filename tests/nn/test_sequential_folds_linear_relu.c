@@ -3,8 +3,8 @@
  * where the products are the same calls; the bias's gradient, summed in another order, and
  * float16 and bfloat16, rounded once more, within tolerance), on the cpu and on every OpenCL
  * device; its gradients match finite differences in float64; its bias gradient has the same
- * bits on every device; and a Sequential(Linear, ReLU,
- * Linear) step makes exactly the launches of the fused op, fewer than the modules one by one. */
+ * bits on every device; and a Sequential(Linear, ReLU, Linear) step makes exactly the launches of
+ * the fused op, fewer than the modules one by one. */
 #include "nn/nn_test.h"
 #include "backend/backend.h"
 #include "ops/nn_internal.h"
