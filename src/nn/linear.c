@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nn/module_internal.h"
 #include "ops/nn_internal.h"
@@ -10,7 +11,11 @@ typedef struct linear {
     int64_t in_features, out_features;
 } linear;
 
-static ct_tensor *linear_forward(ct_module *self, const ct_tensor *x)
+/* The layer on x through apply (ct_linear_apply, or ct_linear_relu_apply for a Linear that a
+ * ReLU follows), after the layer's own checks. */
+static ct_tensor *linear_forward_with(ct_module *self, const ct_tensor *x,
+                                      ct_tensor *(*apply)(const char *, const ct_tensor *,
+                                                          const ct_tensor *, const ct_tensor *))
 {
     CT_API_ENTER;
     const linear *config = self->data;
@@ -25,7 +30,22 @@ static ct_tensor *linear_forward(ct_module *self, const ct_tensor *x)
             "last dim must be %lld", (long long)config->in_features, (long long)config->out_features,
             ct_shape_format(x->shape, x->ndim, shape, sizeof shape), (long long)config->in_features));
     }
-    return ct_api_return(ct_linear_apply("Linear", x, weight, bias));
+    return ct_api_return(apply("Linear", x, weight, bias));
+}
+
+static ct_tensor *linear_forward(ct_module *self, const ct_tensor *x)
+{
+    return linear_forward_with(self, x, ct_linear_apply);
+}
+
+bool ct_module_is_linear(const ct_module *m)
+{
+    return m && m->forward == linear_forward && strcmp(m->kind, "Linear") == 0;
+}
+
+ct_tensor *ct_linear_relu_forward(ct_module *linear, const ct_tensor *x)
+{
+    return linear_forward_with(linear, x, ct_linear_relu_apply);
 }
 
 static char *linear_describe(const ct_module *m)

@@ -46,6 +46,13 @@ ct_status ct_module_add_uniform_parameter(ct_module *m, const char *name, const 
 ct_module *ct_module_wrap(const char *kind, ct_module_forward_fn forward, void *data, void (*free_data)(void *data),
                           ct_module *module);
 
+/* Is m the built-in nn.Linear (nn.ReLU), its forward unchanged? */
+bool ct_module_is_linear(const ct_module *m);
+bool ct_module_is_relu(const ct_module *m);
+/* An nn.Linear and the nn.ReLU after it, run as one op (ct_linear_relu_apply): the same values
+ * and gradients as the two forwards one after the other, and the Linear's errors. */
+ct_tensor *ct_linear_relu_forward(ct_module *linear, const ct_tensor *x);
+
 /* Visits every module of the tree depth first (m first), with its dotted prefix ("" for m,
  * "encoder." for a child named encoder). Stops at the first status other than CT_OK. */
 typedef ct_status (*ct_module_visit_fn)(ct_module *m, const char *prefix, void *context);

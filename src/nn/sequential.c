@@ -10,7 +10,13 @@ static ct_tensor *sequential_forward(ct_module *self, const ct_tensor *x)
      * in the caller's scope, and each intermediate is released as soon as the next is made. */
     ct_tensor *current = NULL;
     for (int i = 0; i < self->child_count; i++) {
-        ct_tensor *next = ct_module_forward(self->children[i], current ? current : x);
+        ct_module *child = self->children[i];
+        const ct_tensor *input = current ? current : x;
+        /* A Linear then a ReLU: one op (ops/linear_relu.c), the ReLU's launches folded in. */
+        bool fold = i + 1 < self->child_count && ct_module_is_linear(child) &&
+                    ct_module_is_relu(self->children[i + 1]);
+        ct_tensor *next = fold ? ct_linear_relu_forward(child, input) : ct_module_forward(child, input);
+        i += fold;
         ct_release(current);
         if (!next) return NULL;
         current = next;

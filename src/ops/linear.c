@@ -1,7 +1,8 @@
 /* y = x W^T + b as one op (torch.nn.functional.linear, PyTorch's addmm): the bias is copied into
  * the output and one GEMM adds x W^T to it; the backward makes the three gradients directly, the
  * weight's as g^T x, contiguous in the weight's own layout. Composed of transpose, matmul and add
- * it was three ops and three nodes forward, and more backward, per layer and training step. */
+ * it was three ops and three nodes forward, and more backward, per layer and training step. The
+ * product and the backward's two products are shared with the Linear + ReLU op (linear_relu.c). */
 #include <limits.h>
 
 #include "ops/nn_internal.h"
@@ -20,7 +21,7 @@ static bool row_major(const ct_tensor *t, long *ld)
 /* The cases the fused op takes: floating operands of one dtype on one device, shapes that fit,
  * a weight BLAS reads as it is, sizes BLAS takes. The others go through the composed ops, whose
  * errors say what is wrong. */
-static bool fusable(const ct_tensor *x, const ct_tensor *w, const ct_tensor *b)
+bool ct_linear_takes(const ct_tensor *x, const ct_tensor *w, const ct_tensor *b)
 {
     long ld;
     if (!x || !w || w->ndim != 2 || x->ndim < 1 || !ct_dtype_is_floating(x->dtype) ||
@@ -76,20 +77,11 @@ static ct_status forward(const char *function, const ct_tensor *x2, const ct_ten
     return ct_gemm_of(function, &g, x2, w, y2);
 }
 
-static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
-
-ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
-                           const ct_tensor *b)
+ct_tensor *ct_linear_product(const char *function, const ct_tensor *x, const ct_tensor *w,
+                             const ct_tensor *b, ct_tensor **x2_out)
 {
-    CT_AUTOCAST_INTERNAL3(CT_AUTOCAST_LOWER, ct_linear_apply(function, c_[0], c_[1], c_[2]), x, w, b)
-    if (!fusable(x, w, b)) return composed(x, w, b);
-    int64_t in = w->shape[1], out_features = w->shape[0];
-    int64_t shape2[2] = {ct_numel(x) / in, in}, y_shape[CT_MAX_DIMS];
-    for (int d = 0; d < x->ndim - 1; d++) y_shape[d] = x->shape[d];
-    y_shape[x->ndim - 1] = out_features;
-
-    /* The pieces are internal: only the result joins the graph, with this op's backward. */
-    bool was_enabled = ct_set_grad_enabled(false);
+    int64_t in = w->shape[1];
+    int64_t shape2[2] = {ct_numel(x) / in, in};
     long ld;
     ct_tensor *x2 = x->ndim == 2 ? ct_retain((ct_tensor *)x) : ct_reshape(x, shape2, 2);
     if (x2 && !row_major(x2, &ld)) {
@@ -97,11 +89,41 @@ ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_te
         ct_release(x2);
         x2 = copy;
     }
-    int64_t out_shape2[2] = {shape2[0], out_features};
+    int64_t out_shape2[2] = {shape2[0], w->shape[0]};
     ct_tensor *y2 = x2 ? ct_tensor_alloc(function, x->storage->device, x->dtype, out_shape2, 2) : NULL;
-    ct_tensor *y = NULL;
-    if (y2 && forward(function, x2, w, b, y2) == CT_OK)
-        y = x->ndim == 2 ? ct_retain(y2) : ct_reshape(y2, y_shape, x->ndim);
+    if (y2 && forward(function, x2, w, b, y2) != CT_OK) {
+        ct_release(y2);
+        y2 = NULL;
+    }
+    if (!y2) {
+        ct_release(x2);
+        x2 = NULL;
+    }
+    *x2_out = x2;
+    return y2;
+}
+
+ct_tensor *ct_linear_output(const ct_tensor *x, ct_tensor *y2)
+{
+    if (x->ndim == 2) return ct_retain(y2);
+    int64_t y_shape[CT_MAX_DIMS];
+    for (int d = 0; d < x->ndim - 1; d++) y_shape[d] = x->shape[d];
+    y_shape[x->ndim - 1] = y2->shape[1];
+    return ct_reshape(y2, y_shape, x->ndim);
+}
+
+static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+
+ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
+                           const ct_tensor *b)
+{
+    CT_AUTOCAST_INTERNAL3(CT_AUTOCAST_LOWER, ct_linear_apply(function, c_[0], c_[1], c_[2]), x, w, b)
+    if (!ct_linear_takes(x, w, b)) return composed(x, w, b);
+    /* The pieces are internal: only the result joins the graph, with this op's backward. */
+    bool was_enabled = ct_set_grad_enabled(false);
+    ct_tensor *x2 = NULL;
+    ct_tensor *y2 = ct_linear_product(function, x, w, b, &x2);
+    ct_tensor *y = y2 ? ct_linear_output(x, y2) : NULL;
     ct_set_grad_enabled(was_enabled);
     ct_release(y2);
 
@@ -116,28 +138,39 @@ ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_te
     return y;
 }
 
-/* grad_x = g W, grad_W = g^T x, grad_b = the sum of g over rows (g, x as [rows, features]);
- * saved: x as [rows, in], W. */
-static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+ct_tensor *ct_linear_grad_rows(const ct_node *node, const ct_tensor *grad)
 {
     const ct_tensor *x2 = node->saved[0], *w = node->saved[1];
     int64_t shape2[2] = {x2->shape[0], w->shape[0]};
-    ct_tensor *g2 = grad->ndim == 2 ? ct_retain((ct_tensor *)grad) : ct_reshape(grad, shape2, 2);
-    if (!g2) return ct_last_error();
-    ct_status status = CT_OK;
+    return grad->ndim == 2 ? ct_retain((ct_tensor *)grad) : ct_reshape(grad, shape2, 2);
+}
+
+ct_status ct_linear_backward_products(ct_node *node, const ct_tensor *g2, ct_tensor **grads)
+{
+    const ct_tensor *x2 = node->saved[0], *w = node->saved[1];
     if (ct_node_needs_grad(node, 0)) {
         ct_tensor *gx = ct_matmul(g2, w);
         const ct_input_meta *meta = &node->inputs[0];
         grads[0] = !gx ? NULL : meta->ndim != 2 ? ct_reshape(gx, meta->shape, meta->ndim) : ct_retain(gx);
         ct_release(gx);
-        if (!grads[0]) status = ct_last_error();
+        if (!grads[0]) return ct_last_error();
     }
-    if (status == CT_OK && ct_node_needs_grad(node, 1)) {
+    if (ct_node_needs_grad(node, 1)) {
         ct_tensor *gt = ct_transpose(g2, 0, 1);
         grads[1] = gt ? ct_matmul(gt, x2) : NULL;
         ct_release(gt);
-        if (!grads[1]) status = ct_last_error();
+        if (!grads[1]) return ct_last_error();
     }
+    return CT_OK;
+}
+
+/* grad_x = g W, grad_W = g^T x, grad_b = the sum of g over rows (g, x as [rows, features]);
+ * saved: x as [rows, in], W. */
+static ct_status linear_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    ct_tensor *g2 = ct_linear_grad_rows(node, grad);
+    if (!g2) return ct_last_error();
+    ct_status status = ct_linear_backward_products(node, g2, grads);
     if (status == CT_OK && ct_node_needs_grad(node, 2)) {
         grads[2] = ct_sum(g2, (const int[]){0}, 1, false);
         if (!grads[2]) status = ct_last_error();

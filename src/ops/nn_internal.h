@@ -99,5 +99,25 @@ ct_tensor *ct_softmax_cross_entropy(const char *function, const ct_tensor *logit
  * transpose, matmul and add, which report what is wrong. */
 ct_tensor *ct_linear_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
                            const ct_tensor *b);
+/* relu(x W^T + b) as one op with its own backward (linear_relu.c): the product, then one kernel
+ * that adds the bias and applies ReLU; operands it cannot take (no bias, and those of
+ * ct_linear_apply) go through ct_linear_apply and ct_relu, with their results and errors. */
+ct_tensor *ct_linear_relu_apply(const char *function, const ct_tensor *x, const ct_tensor *w,
+                                const ct_tensor *b);
+
+/* The pieces both share (linear.c). Does the one-GEMM path take these operands (b may be NULL)? */
+bool ct_linear_takes(const ct_tensor *x, const ct_tensor *w, const ct_tensor *b);
+/* For operands it takes, with grad mode off: y2 [rows, out] = x2 W^T (+ b when b is given: the
+ * bias copied in first; when NULL the product alone), x seen as x2 [rows, in] laid out for BLAS
+ * (a new reference in *x2, which the backward saves). NULL on failure (*x2 NULL too). */
+ct_tensor *ct_linear_product(const char *function, const ct_tensor *x, const ct_tensor *w,
+                             const ct_tensor *b, ct_tensor **x2);
+/* y2 [rows, out] seen with x's leading dims: [..., out] (a new reference). */
+ct_tensor *ct_linear_output(const ct_tensor *x, ct_tensor *y2);
+/* The gradients of x (input 0) and W (input 1) that the node needs, from the gradient g2 of
+ * the product [rows, out]: g2 W and g2^T x2; saved[0] = x2, saved[1] = W. */
+ct_status ct_linear_backward_products(ct_node *node, const ct_tensor *g2, ct_tensor **grads);
+/* The node's output gradient as [rows, out] (saved[0] = x2, saved[1] = W): a new reference. */
+ct_tensor *ct_linear_grad_rows(const ct_node *node, const ct_tensor *grad);
 
 #endif

@@ -10,6 +10,8 @@
  *    the default 2 units of the 16-bit format of the float64 reference;
  *  - cross_entropy (forward and backward, fused): a log-sum-exp per row and a mean over the
  *    batch, as softmax's: 16 ulps;
+ *  - Sequential(Linear, ReLU) (one op): products through another BLAS on a device, as matmul:
+ *    16 ulps of the op of |inputs|; the bias's gradient sums each column in one order everywhere;
  *  - gather and index_select: the kernel adds the gradients of repeated indices in one order
  *    everywhere: exact;
  *  - conv2d: products through another BLAS on a device (and summed over the batch by a
@@ -21,6 +23,9 @@
  *    ulps of a float32 weight gradient that cancels over 16384 values, 200 of a float64 one).
  * float16 and bfloat16 against float64 (ENTRY_HALF's half_ulps, units of the 16-bit format):
  *  - cross_entropy: softmax and the loss in float32, each result rounded once: the default 2;
+ *  - Sequential(Linear, ReLU): none (half_ulps -1): a pre-activation within a rounding of 0
+ *    flips the ReLU's mask against float64, which no tolerance of the values covers; the devices
+ *    are still held to the CPU;
  *  - max_pool2d, avg_pool2d: the backward adds each window's share into the 16-bit gradient in
  *    place, rounding every addition (as PyTorch's CPU kernels): up to 9 windows cover an element
  *    in these cases: 8;
@@ -102,6 +107,49 @@ static ct_tensor *run_cross_entropy_backward(ct_tensor *const *in, const conf_ar
     ct_tensor *value = loss ? ct_flatten(ct_detach(loss), 0, -1) : NULL;
     ct_tensor *grad = value ? gradients(loss, in[2], &x, 1) : NULL;
     return grad ? ct_cat((const ct_tensor *const[]){value, grad}, 2, 0) : NULL;
+}
+
+/* ---- nn.Sequential(Linear, ReLU), run as one op (ops/linear_relu.c): x [..., in], the
+ * weight [out, in] and bias [out] copied into the Linear, an upstream in y's shape ---- */
+
+static const conf_case linear_relu_cases[] = {
+    {.name = "[6, 5] -> 7", .in = {{SHAPE(6, 5)}, {SHAPE(7, 5)}, {SHAPE(7)}, {SHAPE(6, 7)}}},
+    {.name = "3-d input, expanded upstream",
+     .in = {{SHAPE(2, 3, 5)}, {SHAPE(7, 5)}, {SHAPE(7)}, {SHAPE(1, 1, 7), .views = {EXPANDED(2, 3, 7)}}}},
+    {.name = "transposed input, transposed upstream",
+     .in = {{SHAPE(5, 6), .views = {TRANSPOSED(0, 1)}}, {SHAPE(7, 5)}, {SHAPE(7)},
+            {SHAPE(7, 6), .views = {TRANSPOSED(0, 1)}}}},
+    {.name = "one row", .in = {{SHAPE(1, 5)}, {SHAPE(3, 5)}, {SHAPE(3)}, {SHAPE(1, 3)}}},
+    {.name = "empty batch", .in = {{SHAPE(0, 5)}, {SHAPE(7, 5)}, {SHAPE(7)}, {SHAPE(0, 7)}}},
+    {.name = "larger", .in = {{SHAPE(48, 64)}, {SHAPE(96, 64)}, {SHAPE(96)}, {SHAPE(48, 96)}}},
+    {.name = "many rows, a part tile of columns",
+     .in = {{SHAPE(300, 8)}, {SHAPE(40, 8)}, {SHAPE(40)}, {SHAPE(300, 40)}}},
+    {0}};
+
+/* y, then the gradients of x, the weight and the bias: both kernels of the fused op and its
+ * products. */
+static ct_tensor *run_linear_relu_backward(ct_tensor *const *in, const conf_args *a)
+{
+    int64_t outputs = ct_tensor_size(in[1], 0), features = ct_tensor_size(in[1], 1);
+    ct_module *layers = ct_sequential((ct_module *[]){ct_linear(features, outputs, true), ct_relu_module()}, 2);
+    if (!layers || ct_module_to(layers, a->device) != CT_OK || ct_module_to_dtype(layers, a->dtype) != CT_OK) {
+        ct_module_release(layers);
+        return NULL;
+    }
+    ct_tensor *params[3] = {leaf(in[0]), ct_module_parameter(layers, "0.weight"),
+                            ct_module_parameter(layers, "0.bias")};
+    ct_no_grad_push();
+    bool copied = params[1] && params[2] && ct_copy_(params[1], in[1]) == CT_OK &&
+                  ct_copy_(params[2], in[2]) == CT_OK;
+    ct_no_grad_pop();
+    ct_tensor *y = copied ? ct_module_forward(layers, params[0]) : NULL;
+    ct_tensor *value = y ? ct_flatten(ct_detach(y), 0, -1) : NULL;
+    ct_tensor *grads = value ? gradients(y, in[3], params, 3) : NULL;
+    ct_tensor *out = grads ? ct_cat((const ct_tensor *const[]){value, grads}, 2, 0) : NULL;
+    ct_release(params[1]);
+    ct_release(params[2]);
+    ct_module_release(layers);
+    return out;
 }
 
 /* ---- gather: a, index, upstream (the index's shape) ---- */
@@ -364,6 +412,8 @@ const conf_op conf_backward_ops[] = {
     ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
     ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
     ENTRY_HALF(cross_entropy, 3, cross_entropy_cases, 16, false, 0, CONF_ANY, CONF_ANY, CONF_ANY),
+    {"ct_sequential (Linear, ReLU) backward", 4, CONF_FLOAT | CONF_HALF, {CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_ANY},
+     linear_relu_cases, 16, run_linear_relu_backward, true, NULL, -1},
     /* float16 and bfloat16 too: the kernel adds in float and rounds each sum once */
     {"ct_gather backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, gather_cases, 0,
      run_gather_backward, false, NULL, 0},
