@@ -7,7 +7,10 @@
  * [0, 1), 10 classes); the loss stays on the device, as in ctorch train's loop. Timed as every
  * device benchmark (ct_bench_time_synced): calls per run from the warm-up, each run ended by a
  * wait for the device. No baseline: bench/torch_bench.py trains the same models in PyTorch eager,
- * and scripts/gpu-check sets them side by side. */
+ * and scripts/gpu-check sets them side by side.
+ * The _graph rows (an accelerator only, issue 16): the same steps with Adam capturable, captured
+ * once and replayed (ctorch/graph.h), against PyTorch's whole-step CUDA-graph recipe in
+ * torch_bench.py (static batch, capturable Adam, torch.cuda.graph). */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ typedef struct model_run {
     ct_module *model;
     ct_optimizer *optimizer;
     ct_tensor *x, *y;
+    ct_graph *graph; /* the _graph rows: the captured step */
     bool failed;
     char error[512];
 } model_run;
@@ -46,6 +50,31 @@ static void step(void *context)
     ct_scope_pop();
 }
 
+static void replay(void *context)
+{
+    model_run *m = context;
+    if (!m->failed && ct_graph_replay(m->graph) != CT_OK) {
+        snprintf(m->error, sizeof m->error, "replay: %s", ct_last_error_message());
+        m->failed = true;
+    }
+}
+
+/* A warm-up step (it makes Adam's state), then the step captured on the device. */
+static bool capture(model_run *m, ct_device device)
+{
+    step(m);
+    m->graph = ct_graph_new();
+    ct_status status = m->failed ? CT_ERR_INTERNAL : ct_graph_begin(m->graph, device, NULL);
+    if (status == CT_OK) {
+        step(m); /* recorded, not run */
+        status = ct_graph_end(m->graph);
+        if (status != CT_OK && !m->failed)
+            snprintf(m->error, sizeof m->error, "capture: %s", ct_last_error_message());
+    }
+    m->failed = m->failed || status != CT_OK;
+    return !m->failed;
+}
+
 /* Linear(4096, 4096) four times with ReLU between, as bench/torch_bench.py's wide_mlp. */
 static ct_module *wide_mlp(void)
 {
@@ -54,7 +83,8 @@ static ct_module *wide_mlp(void)
     return ct_sequential(layers, 7);
 }
 
-static bool setup(model_run *m, ct_train_model kind, bool wide, int64_t batch, ct_dtype amp, ct_device device)
+static bool setup(model_run *m, ct_train_model kind, bool wide, int64_t batch, ct_dtype amp, bool graph,
+                  ct_device device)
 {
     memset(m, 0, sizeof *m);
     m->amp = amp;
@@ -67,6 +97,7 @@ static bool setup(model_run *m, ct_train_model kind, bool wide, int64_t batch, c
         return false;
     }
     ct_adam_options adam = ct_adam_options_default(ct_train_default_lr(kind, CT_TRAIN_ADAM));
+    adam.capturable = graph;
     m->optimizer = ct_optim_adam(m->model, &adam);
     int64_t x_shape[2] = {batch, features}, y_shape[1] = {batch};
     m->x = ct_rand(x_shape, 2, CT_F32, device);
@@ -80,6 +111,7 @@ static bool setup(model_run *m, ct_train_model kind, bool wide, int64_t batch, c
 
 static void free_run(model_run *m)
 {
+    ct_graph_free(m->graph);
     ct_optimizer_free(m->optimizer);
     ct_module_release(m->model);
     ct_release(m->x);
@@ -95,13 +127,18 @@ void ct_bench_train_models(const char *filter, ct_bench_report report, void *con
         bool wide;
         int64_t batch;
         ct_dtype amp;
+        bool graph;
     } cases[] = {
-        {"train_mlp_b32", CT_TRAIN_MLP, false, 32, CT_F32},
-        {"train_mlp_b512", CT_TRAIN_MLP, false, 512, CT_F32},
-        {"train_cnn_b32", CT_TRAIN_CNN, false, 32, CT_F32},
-        {"train_cnn_b512", CT_TRAIN_CNN, false, 512, CT_F32},
-        {"train_mlp_b512_bf16", CT_TRAIN_MLP, false, 512, CT_BF16},
-        {"train_mlp4096x4_b4096_bf16", CT_TRAIN_MLP, true, 4096, CT_BF16},
+        {"train_mlp_b32", CT_TRAIN_MLP, false, 32, CT_F32, false},
+        {"train_mlp_b512", CT_TRAIN_MLP, false, 512, CT_F32, false},
+        {"train_cnn_b32", CT_TRAIN_CNN, false, 32, CT_F32, false},
+        {"train_cnn_b512", CT_TRAIN_CNN, false, 512, CT_F32, false},
+        {"train_mlp_b512_bf16", CT_TRAIN_MLP, false, 512, CT_BF16, false},
+        {"train_mlp4096x4_b4096_bf16", CT_TRAIN_MLP, true, 4096, CT_BF16, false},
+        {"train_mlp_b32_graph", CT_TRAIN_MLP, false, 32, CT_F32, true},
+        {"train_mlp_b512_graph", CT_TRAIN_MLP, false, 512, CT_F32, true},
+        {"train_cnn_b32_graph", CT_TRAIN_CNN, false, 32, CT_F32, true},
+        {"train_cnn_b512_graph", CT_TRAIN_CNN, false, 512, CT_F32, true},
     };
     ct_device device = ct_bench_config_get()->device;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -109,10 +146,14 @@ void ct_bench_train_models(const char *filter, ct_bench_report report, void *con
         snprintf(r.name, sizeof r.name, "%s", cases[i].name);
         if (!ct_bench_selected(filter, r.name)) continue;
         if (cases[i].wide && !ct_bench_big_sizes(device)) continue;
+        /* PyTorch's twin needs CUDA graphs; the CPU's replay has rows of its own (bench_graphs.c) */
+        if (cases[i].graph && device.type == CT_CPU) continue;
         ct_bench_set_device(&r, device);
         model_run m;
-        if (setup(&m, cases[i].kind, cases[i].wide, cases[i].batch, cases[i].amp, device)) {
-            ct_bench_compare_synced(&r, step, NULL, &m, device, 3, 10, (double)cases[i].batch, 0.0);
+        if (setup(&m, cases[i].kind, cases[i].wide, cases[i].batch, cases[i].amp, cases[i].graph, device) &&
+            (!cases[i].graph || capture(&m, device))) {
+            ct_bench_compare_synced(&r, cases[i].graph ? replay : step, NULL, &m, device, 3, 10,
+                                    (double)cases[i].batch, 0.0);
         }
         if (m.failed || !m.optimizer || !m.x || !m.y) {
             fprintf(stderr, "bench %s: FAILED: %s\n", r.name, m.error);

@@ -28,6 +28,9 @@ TARGETS = {
     "train_mlp_b32": 4.0, "train_cnn_b32": 4.0,
     "matmul_f32_tf32_8192": 0.95, "matmul_bf16_8192": 0.9, "matmul_f16_8192": 0.9,
     "train_mlp4096x4_b4096_bf16": 0.9,  # issue 15: bf16 autocast training of the wide MLP
+    # issue 16: replayed steps against PyTorch's whole-step CUDA graph
+    "train_mlp_b32_graph": 2.0, "train_cnn_b32_graph": 1.5,
+    "train_mlp_b512_graph": 1.0, "train_cnn_b512_graph": 1.0,
 }
 TIME_UNITS = {"us", "ms", "s"}
 

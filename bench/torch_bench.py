@@ -64,6 +64,9 @@ TRAIN = [("train_mlp_b32", "mlp", 32, None), ("train_mlp_b512", "mlp", 512, None
          # under torch.autocast(dtype=torch.bfloat16), as `ctorch train --amp bf16`
          ("train_mlp_b512_bf16", "mlp", 512, "bfloat16"),
          ("train_mlp4096x4_b4096_bf16", "wide", 4096, "bfloat16")]  # big only
+# The same models captured whole and replayed (issue 16), PyTorch with its CUDA-graph recipe.
+TRAIN_GRAPH = [("train_mlp_b32_graph", "mlp", 32), ("train_mlp_b512_graph", "mlp", 512),
+               ("train_cnn_b32_graph", "cnn", 32), ("train_cnn_b512_graph", "cnn", 512)]
 WIDE = 4096  # the wide MLP: Linear(4096, 4096) four times, ReLU between
 LR = {"mlp": 1e-3, "cnn": 3e-3}  # ct_train_default_lr with Adam
 FEATURES, CLASSES = 64, 10
@@ -283,6 +286,33 @@ def train_function(peer, kind, batch, amp=None):
     return step
 
 
+def train_graph_function(peer, kind, batch):
+    """PyTorch's whole-step CUDA-graph recipe (torch.cuda.graphs, "whole network capture"): a
+    static batch, Adam with capturable=True, three warm-up steps on a side stream, the step captured
+    once; each call replays it."""
+    torch, device = peer.torch, peer.device
+    torch.manual_seed(0)
+    net = model(torch, kind).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=LR.get(kind, 1e-3), capturable=True)
+    x = torch.rand((batch, FEATURES), dtype=torch.float32, device=device)
+    y = torch.randint(0, CLASSES, (batch,), dtype=torch.int64, device=device)
+    F = torch.nn.functional
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            optimizer.zero_grad(set_to_none=True)
+            F.cross_entropy(net(x), y).backward()
+            optimizer.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        F.cross_entropy(net(x), y).backward()
+        optimizer.step()
+    return graph.replay
+
+
 def cases(peer):
     """(name, unit, measure) for each case to run; measure() returns the figure."""
     big = peer.big_sizes()
@@ -356,6 +386,13 @@ def cases(peer):
 
         def measure(kind=kind, batch=batch, amp=amp):
             return batch / peer.time_synced(train_function(peer, kind, batch, amp), 3, 10)
+        out.append((name, "samples/s", measure))
+    for name, kind, batch in TRAIN_GRAPH:
+        if not on_cuda:  # CUDA graphs only (ctorch's rows on the CPU are in bench_graphs.c)
+            continue
+
+        def measure(kind=kind, batch=batch):
+            return batch / peer.time_synced(train_graph_function(peer, kind, batch), 3, 10)
         out.append((name, "samples/s", measure))
     return out
 

@@ -1,6 +1,7 @@
 /* `ctorch train --graph`: the training step captured once and replayed per batch (ctorch/graph.h),
  * after PyTorch's whole-step recipe: static input tensors refilled before each replay, a warm-up
- * step on a side stream (SGD's first step differs from the later ones), the capture on that
+ * step on a side stream (a first step makes the optimizer's state; Adam is made capturable, its
+ * step count on the device, by train_loop.c), the capture on that
  * stream, then a replay for every full batch. The step sums its loss and correct count into two
  * static tensors inside the graph, so a replayed step costs two input copies and one replay. */
 #include <stdlib.h>
@@ -24,10 +25,7 @@ struct ct_train_graph {
 
 ct_status ct_train_graph_check(const ct_train_config *config)
 {
-    const char *why = config->optimizer != CT_TRAIN_SGD ? "--optimizer sgd (Adam's bias correction is a "
-                                                           "host value of the step count, which a replay "
-                                                           "would not advance)"
-                      : config->schedule.kind != CT_TRAIN_SCHEDULE_NONE ? "no --lr-schedule (a replay "
+    const char *why = config->schedule.kind != CT_TRAIN_SCHEDULE_NONE ? "no --lr-schedule (a replay "
                                                                           "keeps the captured rate)"
                       : config->clip_grad > 0 ? "no --clip-grad (the clipping reads the norm on the host)"
                       : config->amp != CT_F32 ? "no --amp (the captured step runs in float32)"

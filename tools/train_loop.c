@@ -48,11 +48,15 @@ static ct_optimizer *make_optimizer(const ct_train_config *config, const ct_modu
         o.momentum = 0.9;
         return ct_optim_sgd(model, &o);
     }
+    /* --graph: a captured step must advance Adam's step count on the device (PyTorch's
+     * capturable=True); the same bits as a step that is not capturable */
     if (config->optimizer == CT_TRAIN_ADAMW) {
         ct_adam_options o = ct_adamw_options_default(config->lr);
+        o.capturable = config->graph;
         return ct_optim_adamw(model, &o);
     }
     ct_adam_options o = ct_adam_options_default(config->lr);
+    o.capturable = config->graph;
     return ct_optim_adam(model, &o);
 }
 

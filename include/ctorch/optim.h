@@ -45,8 +45,14 @@ typedef struct ct_adam_options {
     double beta1, beta2;
     double eps;
     double weight_decay;
+    /* PyTorch's capturable=True: each parameter's step count lives on its device and the step's
+     * kernels compute the bias correction there, so that a graph may capture ct_optimizer_step
+     * (graph.h) and every replay advances the count. The same bits as a step that is not
+     * capturable; one more launch per 8 parameters of a device, and up to 6 parameters (not 8) a
+     * launch. lr and the betas are read when the step is captured: a replay keeps them. */
+    bool capturable;
 } ct_adam_options;
-/* lr, betas (0.9, 0.999), eps 1e-8, weight decay 0 (Adam's default). */
+/* lr, betas (0.9, 0.999), eps 1e-8, weight decay 0, not capturable (Adam's default). */
 ct_adam_options ct_adam_options_default(double lr);
 /* The same with weight decay 0.01 (AdamW's default). */
 ct_adam_options ct_adamw_options_default(double lr);

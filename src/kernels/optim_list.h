@@ -7,6 +7,7 @@
 #define CT_OPTIM_FLAG_FIRST_STEP 4
 #define CT_OPTIM_FLAG_DECOUPLED_DECAY 8 /* multi_adam_step: AdamW's decay */
 #define CT_OPTIM_FLAG_UNSCALE 16        /* multi-tensor steps: grad *= l[3]'s double first */
+#define CT_OPTIM_FLAG_CAPTURABLE 32     /* multi_adam_step: the scalars from a step record */
 
 #define CT_OPTIM_KERNELS(X)                                                                      \
     CT_OPTIM_PER_TENSOR_KERNELS(X) CT_OPTIM_MULTI_KERNELS(X) CT_OPTIM_MULTI_REDUCE_KERNELS(X)
@@ -20,7 +21,7 @@
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \
     CT_LIST_EACH_FLOAT(X, multi_adam_step) CT_LIST_EACH_FLOAT(X, multi_scale)                    \
     CT_LIST_EACH_HALF(X, multi_sgd_step) CT_LIST_EACH_HALF(X, multi_sgd_momentum_step)           \
-    CT_LIST_EACH_HALF(X, multi_adam_step)
+    CT_LIST_EACH_HALF(X, multi_adam_step) X(multi_adam_advance_f64)
 /* Multi-tensor reductions (CT_KERNEL_WIDE_BUFFERS buffers too), which the CPU runs in one piece:
  * partial sums of |g|^p over several gradients (clip_grad_norm_, the loss scaler's inf check). */
 #define CT_OPTIM_MULTI_REDUCE_KERNELS(X) CT_LIST_EACH_FLOAT(X, multi_power_sum)

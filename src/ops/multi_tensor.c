@@ -9,6 +9,10 @@
 ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
                                  int roles, ct_kparams *p)
 {
+    if (tensors < 1 || tensors > CT_MULTI_MAX_TENSORS || roles < 1 || roles > CT_MULTI_MAX_ROLES ||
+        tensors * roles > CT_KERNEL_WIDE_BUFFERS)
+        return ct_error(CT_ERR_INTERNAL, "multi-tensor launch: %d tensors of %d roles do not fit the "
+                        "%d buffers of a launch", tensors, roles, CT_KERNEL_WIDE_BUFFERS);
     void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
     long n = 0;
     for (int t = 0; t < tensors; t++) {

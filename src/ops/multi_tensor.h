@@ -8,10 +8,13 @@
 #include "kernels/kernel_ids.h"
 #include "tensor/tensor_internal.h"
 
-#define CT_MULTI_MAX_ROLES (CT_KERNEL_WIDE_BUFFERS / CT_MULTI_MAX_TENSORS)
+/* Roles per tensor: 4 with 8 tensors a launch fill the 32 buffers; a capturable Adam step has a
+ * fifth (its step record) and takes 6 tensors a launch. */
+#define CT_MULTI_MAX_ROLES 5
 
 /* One launch of a multi-tensor kernel: operands[t][r] is role r of tensor t (roles as the kernel
- * reads them), every one contiguous on one device; role 0 gives each tensor's element count. p
+ * reads them), every one contiguous on one device; role 0 gives each tensor's element count;
+ * tensors * roles at most CT_KERNEL_WIDE_BUFFERS (CT_ERR_INTERNAL otherwise). p
  * comes with what the kernel reads besides (scalars, flags in l[1]); this fills n, ndim, size,
  * the offsets (stride), l[0] (1 when l[1] is 0: the branch-free case) and l[2] (roles). */
 ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,

@@ -1,6 +1,4 @@
 /* torch.optim.Adam and AdamW: two kernels per parameter, the moments and the update. */
-#include <math.h>
-
 #include "optim/optimizer_internal.h"
 
 ct_adam_options ct_adam_options_default(double lr)
@@ -84,10 +82,9 @@ ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, 
                                        s_moments, l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
     if (status != CT_OK) return status;
     int64_t t = ps->step + 1;
-    double bias_correction1 = 1.0 - pow(opt->beta1, (double)t);
-    double bias_correction2 = 1.0 - pow(opt->beta2, (double)t);
     double decay = decoupled ? 1.0 - opt->lr * opt->weight_decay : 1.0;
-    double s_update[4] = {decay, opt->lr / bias_correction1, sqrt(bias_correction2), opt->eps};
+    double s_update[4] = {decay, 0.0, 0.0, opt->eps};
+    ct_adam_scalars(opt, t, &s_update[1], &s_update[2]);
     status = ct_optim_launch(update[param->dtype], (ct_tensor *[]){param, ps->state[0], ps->state[1]}, 3,
                              s_update, decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
     if (status == CT_OK) ps->step = t;

@@ -75,6 +75,7 @@ void ct_optimizer_free(ct_optimizer *o)
     for (int64_t i = 0; i < o->count; i++) {
         ct_release(o->params[i].param);
         for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) ct_release(o->params[i].state[k]);
+        ct_release(o->params[i].record);
     }
     ct_api_return(NULL);
     free(o->params);
@@ -94,7 +95,23 @@ ct_status ct_optim_state_follow_param(ct_param_state *ps)
         ct_release(s);
         ps->state[k] = moved;
     }
+    if (ps->record && !ct_device_equal(ps->record->storage->device, options.device)) {
+        ct_tensor *moved = ct_to(ps->record, options.device); /* float64 wherever it goes */
+        if (!moved) return ct_last_error();
+        ct_release(ps->record);
+        ps->record = moved;
+    }
     return CT_OK;
+}
+
+ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps)
+{
+    *steps = ps->step;
+    if (!ps->record) return CT_OK;
+    double record[3];
+    ct_status status = ct_tensor_to_array(ps->record, record, sizeof record);
+    if (status == CT_OK) *steps = (int64_t)record[0];
+    return status;
 }
 
 ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int count,
@@ -164,27 +181,39 @@ static ct_status step_one(ct_optimizer *o, int64_t index)
 
 ct_status ct_optimizer_step_all(ct_optimizer *o)
 {
-    if (!o->per_parameter) return ct_optimizer_step_fused(o);
+    /* a capturable Adam's records go through the multi-tensor kernels only (a parameter a launch
+     * when not fused) */
+    bool capturable = o->kind != CT_OPTIM_SGD && o->adam.capturable;
+    if (!o->per_parameter || capturable) return ct_optimizer_step_fused(o);
     ct_status status = CT_OK;
     for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
     return status;
 }
 
 /* A step a graph captures replays its host values (graph.h): Adam's bias correction changes every
- * step, and SGD's first step with momentum (buf = g) differs from the later ones. */
+ * step unless the step is capturable (then the device computes it), and a first step makes state
+ * (zero moments, SGD's buf = g) that later steps must not remake. */
 static ct_status refuse_capture(const ct_optimizer *o)
 {
     for (int64_t i = 0; i < o->count; i++) {
-        ct_device device = ct_tensor_device(o->params[i].param);
+        const ct_param_state *ps = &o->params[i];
+        ct_device device = ct_tensor_device(ps->param);
         if (!ct_capture_joined(device)) continue;
-        if (o->kind != CT_OPTIM_SGD)
-            return ct_capture_refuse(device, true, o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
-                                                                             : "ct_optimizer_step (AdamW)",
+        const char *name = o->kind == CT_OPTIM_SGD    ? "ct_optimizer_step (SGD's first step)"
+                           : o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
+                                                      : "ct_optimizer_step (AdamW)";
+        if (o->kind != CT_OPTIM_SGD && !o->adam.capturable)
+            return ct_capture_refuse(device, true, name,
                                      "computes its bias correction on the host from the step count, "
-                                     "which a replay would not advance (capture SGD, or step Adam "
-                                     "outside the graph)");
-        if (o->sgd.momentum != 0 && !o->params[i].state[0])
-            return ct_capture_refuse(device, true, "ct_optimizer_step (SGD's first step)",
+                                     "which a replay would not advance (make it with capturable = "
+                                     "true, or step it outside the graph)");
+        if (o->kind != CT_OPTIM_SGD && ps->param->grad && !ps->record)
+            return ct_capture_refuse(device, true, name,
+                                     "makes its state (zero moments, the step count on the device) at "
+                                     "a parameter's first step, which every replay would redo (take a "
+                                     "step before capturing)");
+        if (o->kind == CT_OPTIM_SGD && o->sgd.momentum != 0 && !ps->state[0])
+            return ct_capture_refuse(device, true, name,
                                      "sets the momentum buffer to the gradient where later steps "
                                      "blend it in (take a step before capturing)");
     }
@@ -258,8 +287,11 @@ int64_t ct_optimizer_steps(const ct_optimizer *o)
 {
     int64_t steps = 0;
     if (!o) return ct_null_argument("ct_optimizer_steps", "optimizer"), 0;
-    for (int64_t i = 0; i < o->count; i++)
-        if (o->params[i].step > steps) steps = o->params[i].step;
+    for (int64_t i = 0; i < o->count; i++) {
+        int64_t taken = 0;
+        if (ct_param_steps(&o->params[i], &taken) != CT_OK) return 0;
+        if (taken > steps) steps = taken;
+    }
     return steps;
 }
 

@@ -35,6 +35,11 @@ ct_status ct_optimizer_set_fused(ct_optimizer *o, bool fused)
     return CT_OK;
 }
 
+static bool capturable(const ct_optimizer *o)
+{
+    return o->kind != CT_OPTIM_SGD && o->adam.capturable;
+}
+
 /* Entries that may share a launch: one device, dtype, and the same scalars and flags. */
 static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_entry *b)
 {
@@ -42,7 +47,8 @@ static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_
         a->work->dtype != b->work->dtype)
         return false;
     if (o->kind == CT_OPTIM_SGD) return a->first == b->first;
-    return a->ps->step == b->ps->step; /* Adam's bias correction is per step count */
+    /* Adam's bias correction is per step count: the host's, or each record's own */
+    return capturable(o) || a->ps->step == b->ps->step;
 }
 
 /* One multi-tensor launch (ct_multi_tensor_launch) with the optimizer's scalars: s, 4 of them;
@@ -94,8 +100,26 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
     return multi_launch(o, with_momentum[dtype], operands, count, 3, s, NULL, flags);
 }
 
+/* Adam's state, made at a parameter's first step: the moments, zero, and for a capturable step
+ * its record, [t, 0, 0] (the step's advance fills in the scalars). */
+static ct_status adam_state(const ct_optimizer *o, ct_param_state *ps)
+{
+    ct_tensor *param = ps->param;
+    for (int k = 0; k < 2; k++)
+        if (!ps->state[k]) {
+            ps->state[k] = ct_zeros(param->shape, param->ndim, param->dtype, param->storage->device);
+            if (!ps->state[k]) return ct_last_error();
+        }
+    if (capturable(o) && !ps->record) {
+        double initial[3] = {(double)ps->step, 0.0, 0.0};
+        ps->record = ct_tensor_from_data(initial, CT_F64, (const int64_t[]){3}, 1, param->storage->device);
+        if (!ps->record) return ct_last_error();
+    }
+    return CT_OK;
+}
+
 /* Adam and AdamW in one launch (multi_adam_step), the scalars as adam.c computes them, so that
- * the bits are the same. */
+ * the bits are the same; a capturable step's scalars are its records' (advanced before). */
 static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int count)
 {
     static const ct_kernel_id step[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_adam_step);
@@ -104,35 +128,63 @@ static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int coun
     ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
     for (int t = 0; t < count; t++) {
         ct_param_state *ps = group[t]->ps;
-        for (int k = 0; k < 2; k++)
-            if (!ps->state[k]) {
-                ps->state[k] = ct_zeros(ps->param->shape, ps->param->ndim, dtype, ps->param->storage->device);
-                if (!ps->state[k]) return ct_last_error();
-            }
-        ct_tensor *roles[4] = {group[t]->work, group[t]->grad, ps->state[0], ps->state[1]};
-        for (int r = 0; r < 4; r++) operands[t][r] = roles[r];
+        ct_tensor *roles[5] = {group[t]->work, group[t]->grad, ps->state[0], ps->state[1], ps->record};
+        for (int r = 0; r < 5; r++) operands[t][r] = roles[r];
     }
     bool decoupled = o->kind == CT_OPTIM_ADAMW;
     double l2 = decoupled ? 0.0 : opt->weight_decay;
-    int64_t t = group[0]->ps->step + 1;
-    double bias_correction1 = 1.0 - pow(opt->beta1, (double)t);
-    double bias_correction2 = 1.0 - pow(opt->beta2, (double)t);
     double decay = decoupled ? 1.0 - opt->lr * opt->weight_decay : 1.0;
     double s[4] = {opt->beta1, opt->beta2, l2, opt->eps};
-    double more[3] = {decay, opt->lr / bias_correction1, sqrt(bias_correction2)};
+    double more[3] = {decay, 0.0, 0.0};
+    if (!capturable(o)) ct_adam_scalars(opt, group[0]->ps->step + 1, &more[1], &more[2]);
     long flags = (l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0) |
-                 (decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_DECOUPLED_DECAY : 0);
-    return multi_launch(o, step[dtype], operands, count, 4, s, more, flags);
+                 (decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_DECOUPLED_DECAY : 0) |
+                 (capturable(o) ? CT_OPTIM_FLAG_CAPTURABLE : 0);
+    return multi_launch(o, step[dtype], operands, count, capturable(o) ? 5 : 4, s, more, flags);
+}
+
+/* A capturable step's records advanced to the step about to be taken, 8 a launch per device
+ * (multi_adam_advance), before any parameter of the step reads them. */
+static ct_status advance_records(ct_optimizer *o, fused_entry *entries, int64_t count)
+{
+    bool *advanced = calloc(count > 0 ? (size_t)count : 1, sizeof *advanced);
+    if (!advanced) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_optimizer_step: no host memory");
+    int most = o->per_parameter ? 1 : CT_MULTI_MAX_TENSORS;
+    double s[4] = {o->adam.lr, o->adam.beta1, o->adam.beta2, 0.0};
+    ct_status status = CT_OK;
+    for (int64_t i = 0; status == CT_OK && i < count; i++) {
+        if (advanced[i]) continue;
+        ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
+        int size = 0;
+        for (int64_t j = i; j < count && size < most; j++)
+            if (!advanced[j] && ct_device_equal(entries[i].work->storage->device, entries[j].work->storage->device)) {
+                operands[size++][0] = entries[j].ps->record;
+                advanced[j] = true;
+            }
+        status = multi_launch(o, CT_K_multi_adam_advance_f64, operands, size, 1, s, NULL, 0);
+    }
+    free(advanced);
+    return status;
 }
 
 /* Updates each entry not yet done, with the next ones of its group. */
 static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count)
 {
+    for (int64_t i = 0; o->kind != CT_OPTIM_SGD && i < count; i++) {
+        ct_status status = adam_state(o, entries[i].ps);
+        if (status != CT_OK) return status;
+    }
+    if (capturable(o)) {
+        ct_status status = advance_records(o, entries, count);
+        if (status != CT_OK) return status;
+    }
+    /* A capturable Adam's fifth role (its record) leaves room for 6 tensors in a launch. */
+    int most = o->per_parameter ? 1 : capturable(o) ? CT_KERNEL_WIDE_BUFFERS / 5 : CT_MULTI_MAX_TENSORS;
     for (int64_t i = 0; i < count; i++) {
         if (entries[i].done) continue;
         fused_entry *group[CT_MULTI_MAX_TENSORS] = {NULL}; /* entries[i] comes first */
         int size = 0;
-        for (int64_t j = i; j < count && size < CT_MULTI_MAX_TENSORS; j++)
+        for (int64_t j = i; j < count && size < most; j++)
             if (!entries[j].done && same_group(o, &entries[i], &entries[j])) group[size++] = &entries[j];
         ct_status status = o->kind == CT_OPTIM_SGD ? sgd_group(o, group, size) : adam_group(o, group, size);
         if (status != CT_OK) return status;

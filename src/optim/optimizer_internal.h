@@ -17,7 +17,12 @@ typedef enum ct_optim_kind { CT_OPTIM_SGD, CT_OPTIM_ADAM, CT_OPTIM_ADAMW } ct_op
 typedef struct ct_param_state {
     ct_tensor *param;
     ct_tensor *state[CT_OPTIM_MAX_STATE];
+    /* The steps taken: by the host's count, which a graph's replays do not see; a capturable
+     * Adam's own count is the record's (ct_param_steps). */
     int64_t step;
+    /* A capturable Adam's step record on the parameter's device: float64 [3], the count t, then
+     * step t's lr / (1 - beta1^t) and sqrt(1 - beta2^t) (optim.ct); made with the state. */
+    ct_tensor *record;
 } ct_param_state;
 
 struct ct_optimizer {
@@ -71,6 +76,13 @@ void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter);
 /* One parameter's update (param and grad contiguous, state on the param's device). */
 ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad);
 ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad);
+
+/* Adam's scalars of step t, lr / (1 - beta1^t) and sqrt(1 - beta2^t), computed as a capturable
+ * step's kernel computes them (adam_scalars.c). */
+void ct_adam_scalars(const ct_adam_options *options, int64_t t, double *step_size, double *root);
+/* The steps parameter ps has taken: a capturable Adam's record read back (a wait on its device),
+ * else the host's count. */
+ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps);
 
 /* Option checks, with PyTorch's wording where it has one. */
 ct_status ct_sgd_check_options(const char *function, const ct_sgd_options *options);

@@ -68,10 +68,12 @@ ct_state_dict *ct_optimizer_state_dict(const ct_optimizer *optimizer)
     }
     for (int64_t i = 0; status == CT_OK && i < o->count; i++) {
         ct_param_state *ps = &o->params[i];
-        if (!ps->step) continue;
+        int64_t steps = 0;
+        status = ct_param_steps(ps, &steps); /* a capturable Adam's: its device's count */
+        if (status != CT_OK || !steps) continue;
         status = ct_optim_state_follow_param(ps);
         snprintf(name, sizeof name, "state.%lld.step", (long long)i);
-        if (status == CT_OK) status = add_scalar(sd, name, (double)ps->step, CT_I64);
+        if (status == CT_OK) status = add_scalar(sd, name, (double)steps, CT_I64);
         for (int k = 0; status == CT_OK && k < ct_optim_state_count(o); k++) {
             if (!ps->state[k]) continue;
             snprintf(name, sizeof name, "state.%lld.%s", (long long)i, ct_optim_state_name(o, k));
@@ -206,7 +208,11 @@ ct_status ct_optimizer_load_state_dict(ct_optimizer *o, const ct_state_dict *sd)
                 ct_release(loaded[k]);
             }
         }
-        if (status == CT_OK) ps->step = (int64_t)step;
+        if (status == CT_OK) {
+            ps->step = (int64_t)step;
+            ct_release(ps->record); /* remade from the step count at the next step */
+            ps->record = NULL;
+        }
     }
     if (status == CT_OK) {
         for (int k = 0; k < count; k++) *h[k].value = values[k];

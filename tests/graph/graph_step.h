@@ -1,7 +1,8 @@
 /* A whole training step of a small MLP (forward, cross-entropy, backward, fused SGD step with
- * momentum), run eagerly or captured once and replayed, shared by tests/graph/ (the CPU, PoCL)
- * and tests/cuda/test_cuda_graphs.c (the stand-in): N replays must leave the very bits N eager
- * steps leave, from the same start on the same batches. */
+ * momentum, or a capturable AdamW step), run eagerly or captured once and replayed, shared by
+ * tests/graph/ (the CPU, PoCL) and tests/cuda/test_cuda_graphs.c (the stand-in): N replays must
+ * leave the very bits N eager steps leave, from the same start on the same batches (and, for
+ * AdamW, the bits of N steps of an AdamW that is not capturable). */
 #ifndef CT_TEST_GRAPH_STEP_H
 #define CT_TEST_GRAPH_STEP_H
 
@@ -18,8 +19,10 @@ typedef struct step_model {
     ct_optimizer *optimizer;
 } step_model;
 
+typedef enum step_optimizer { STEP_SGD_MOMENTUM, STEP_ADAMW_CAPTURABLE, STEP_ADAMW } step_optimizer;
+
 /* The same weights for a seed on every device (initialised on the CPU, then moved). */
-static step_model step_model_new(ct_device device)
+static step_model step_model_new_with(ct_device device, step_optimizer kind)
 {
     ct_manual_seed(7);
     step_model m;
@@ -31,10 +34,13 @@ static step_model step_model_new(ct_device device)
     ct_sgd_options o = ct_sgd_options_default(0.1);
     o.momentum = 0.9;
     o.weight_decay = 1e-3;
-    m.optimizer = ct_optim_sgd(m.net, &o);
+    ct_adam_options adamw = ct_adamw_options_default(1e-2);
+    adamw.capturable = kind == STEP_ADAMW_CAPTURABLE;
+    m.optimizer = kind == STEP_SGD_MOMENTUM ? ct_optim_sgd(m.net, &o) : ct_optim_adamw(m.net, &adamw);
     assert_non_null(m.optimizer);
     return m;
 }
+
 
 static void step_model_free(step_model *m)
 {
@@ -106,12 +112,13 @@ static void step_expect_same_parameters(const step_model *a, const step_model *b
  * the targets (a host sync the capture skips) where the backend records them
  * (launches_per_replay -1), or is one graph launch where it captures itself (0 kernels through
  * ctorch's launch). */
-static void step_check_replay_equals_eager(ct_device device, long launches_per_replay)
+static void step_check_replay_equals_eager_with(ct_device device, long launches_per_replay,
+                                                step_optimizer kind)
 {
     ct_tensor *xs[STEP_BATCHES], *ys[STEP_BATCHES];
     for (int b = 0; b < STEP_BATCHES; b++) step_batch(b, device, &xs[b], &ys[b]);
 
-    step_model eager = step_model_new(device);
+    step_model eager = step_model_new_with(device, kind);
     ct_tensor *eager_loss = NULL;
     uint64_t eager_launches = 0, eager_issued = 0;
     for (int b = 0; b < STEP_BATCHES; b++) {
@@ -125,12 +132,12 @@ static void step_check_replay_equals_eager(ct_device device, long launches_per_r
         eager_issued -= issued;
     }
 
-    step_model replayed = step_model_new(device);
+    step_model replayed = step_model_new_with(device, kind);
     ct_tensor *static_x = ct_empty((int64_t[]){STEP_BATCH, STEP_FEATURES}, 2, CT_F32, device);
     ct_tensor *static_y = ct_empty((int64_t[]){STEP_BATCH}, 1, CT_I64, device);
     assert_int_equal(ct_copy_(static_x, xs[0]), CT_OK);
     assert_int_equal(ct_copy_(static_y, ys[0]), CT_OK);
-    ct_tensor *warm = step_run(&replayed, static_x, static_y); /* SGD's first step, eagerly */
+    ct_tensor *warm = step_run(&replayed, static_x, static_y); /* the first step (state), eagerly */
     assert_non_null(warm);
     ct_release(warm);
 
@@ -171,6 +178,19 @@ static void step_check_replay_equals_eager(ct_device device, long launches_per_r
 
     step_expect_same_parameters(&replayed, &eager);
     step_expect_same_bits(static_loss, eager_loss, "the last loss");
+    if (kind == STEP_ADAMW_CAPTURABLE) {
+        /* the devices' step counts advanced by every replay */
+        assert_int_equal(ct_optimizer_steps(replayed.optimizer), STEP_BATCHES);
+        /* the bits of an AdamW that is not capturable */
+        step_model plain = step_model_new_with(device, STEP_ADAMW);
+        for (int b = 0; b < STEP_BATCHES; b++) {
+            ct_tensor *loss = step_run(&plain, xs[b], ys[b]);
+            assert_non_null(loss);
+            ct_release(loss);
+        }
+        step_expect_same_parameters(&replayed, &plain);
+        step_model_free(&plain);
+    }
 
     ct_release(static_loss);
     ct_graph_free(graph);
@@ -183,6 +203,12 @@ static void step_check_replay_equals_eager(ct_device device, long launches_per_r
         ct_release(xs[b]);
         ct_release(ys[b]);
     }
+}
+
+static void step_check_replay_equals_eager(ct_device device, long launches_per_replay)
+{
+    step_check_replay_equals_eager_with(device, launches_per_replay, STEP_SGD_MOMENTUM);
+    step_check_replay_equals_eager_with(device, launches_per_replay, STEP_ADAMW_CAPTURABLE);
 }
 
 #endif

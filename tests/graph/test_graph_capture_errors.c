@@ -80,19 +80,25 @@ static void optimizer_steps_a_replay_would_change_are_refused(void **state)
     (void)state;
     ct_device devices[2];
     for (int d = 0; d < device_list(devices); d++) {
-        for (int kind = 0; kind < 2; kind++) {
+        /* Adam that is not capturable; SGD's first step with momentum; a capturable Adam's first
+         * step (it makes the state) */
+        static const char *const why[3] = {"capturable = true", "SGD's first step", "take a step before"};
+        for (int kind = 0; kind < 3; kind++) {
             ct_scope_push();
             ct_tensor *p = ct_full((int64_t[]){8}, 1, 1.0, CT_F32, devices[d]);
             ct_requires_grad_(p, true);
             ct_sgd_options sgd = ct_sgd_options_default(0.1);
             sgd.momentum = 0.9;
             ct_adam_options adam = ct_adam_options_default(0.1);
-            ct_optimizer *o = kind == 0 ? ct_optim_adam_params(&p, 1, &adam) : ct_optim_sgd_params(&p, 1, &sgd);
+            adam.capturable = kind == 2;
+            ct_optimizer *o = kind != 1 ? ct_optim_adam_params(&p, 1, &adam) : ct_optim_sgd_params(&p, 1, &sgd);
             assert_int_equal(ct_backward(ct_sum(ct_mul(p, p), NULL, 0, false)), CT_OK);
             ct_graph *graph = ct_graph_new();
             assert_int_equal(ct_graph_begin(graph, devices[d], NULL), CT_OK);
             assert_int_equal(ct_optimizer_step(o), CT_ERR_CAPTURE);
-            assert_error(CT_ERR_CAPTURE, kind == 0 ? "ct_optimizer_step (Adam)" : "SGD's first step");
+            if (kind != 1 && !strstr(ct_last_error_message(), "ct_optimizer_step (Adam)"))
+                fail_msg("'%s' does not name the op", ct_last_error_message());
+            assert_error(CT_ERR_CAPTURE, why[kind]);
             assert_int_equal(ct_graph_end(graph), CT_ERR_CAPTURE);
             ct_clear_error();
             assert_int_equal(ct_optimizer_step(o), CT_OK); /* eagerly, as before */

@@ -3,7 +3,10 @@
  * tests/cuda/test_cuda_fused_optimizer_steps.c (the stand-in): steps of SGD (plain, momentum,
  * Nesterov and weight decay), Adam and AdamW over 13 parameters (more than a launch takes, in
  * float32 and float64, empty, 0-d, a strided one, one without a gradient at one step) give the
- * same bits fused as per parameter, and a step costs a launch per 8 parameters. */
+ * same bits fused as per parameter, and a step costs a launch per 8 parameters. Capturable Adam
+ * and AdamW (kinds 6, 7: the step count and bias correction on the device) give the bits of the
+ * same optimizers that are not capturable, and cost a launch per 8 parameters (the step records
+ * advanced) and one per 6 (the step). */
 #ifndef CT_TEST_OPTIM_FUSED_STEPS_H
 #define CT_TEST_OPTIM_FUSED_STEPS_H
 
@@ -13,7 +16,7 @@
 #include "optim/optimizer_internal.h"
 #include "test_common.h"
 
-enum { FUSED_PARAMS = 13, FUSED_STEPS = 3, FUSED_KINDS = 6 };
+enum { FUSED_PARAMS = 13, FUSED_STEPS = 3, FUSED_KINDS = 8, FUSED_FIRST_CAPTURABLE = 6 };
 
 static ct_tensor *fused_make_param(int k, ct_device device, bool same_shape)
 {
@@ -44,10 +47,18 @@ static ct_tensor *fused_make_param(int k, ct_device device, bool same_shape)
     return t;
 }
 
-static ct_optimizer *fused_make_optimizer(int kind, ct_tensor *const *params, int count)
+/* kind's optimizer; a capturable kind made not capturable when `capturable` is false. */
+static ct_optimizer *fused_make_optimizer_as(int kind, ct_tensor *const *params, int count, bool capturable)
 {
     ct_sgd_options sgd = ct_sgd_options_default(0.1);
     ct_adam_options adam = ct_adam_options_default(1e-2);
+    if (kind >= FUSED_FIRST_CAPTURABLE) {
+        if (kind == FUSED_FIRST_CAPTURABLE) adam.weight_decay = 0.1;
+        else adam = ct_adamw_options_default(1e-2);
+        adam.capturable = capturable;
+        return kind == FUSED_FIRST_CAPTURABLE ? ct_optim_adam_params(params, count, &adam)
+                                              : ct_optim_adamw_params(params, count, &adam);
+    }
     switch (kind) {
     case 0: return ct_optim_sgd_params(params, count, &sgd);
     case 1: sgd.momentum = 0.9, sgd.dampening = 0.25, sgd.weight_decay = 0.01;
@@ -58,6 +69,11 @@ static ct_optimizer *fused_make_optimizer(int kind, ct_tensor *const *params, in
     case 4: adam.weight_decay = 0.1; return ct_optim_adam_params(params, count, &adam);
     default: adam = ct_adamw_options_default(1e-2); return ct_optim_adamw_params(params, count, &adam);
     }
+}
+
+static ct_optimizer *fused_make_optimizer(int kind, ct_tensor *const *params, int count)
+{
+    return fused_make_optimizer_as(kind, params, count, true);
 }
 
 /* Sets each parameter's gradient for a step (none for parameter 1 at step 1). */
@@ -85,8 +101,9 @@ static void fused_expect_same_bits(const ct_tensor *a, const ct_tensor *b, const
     free(x), free(y);
 }
 
-/* Fused and per-parameter steps of every kind from the same start give the same bits; the
- * parameters alternate between devices a and b (one launch group per device and dtype). */
+/* Fused and per-parameter steps of every kind from the same start give the same bits (a
+ * capturable kind's per-parameter steps not capturable); the parameters alternate between
+ * devices a and b (one launch group per device and dtype). */
 static inline void fused_check_same_bits(ct_device a, ct_device b)
 {
     for (int kind = 0; kind < FUSED_KINDS; kind++) {
@@ -94,7 +111,7 @@ static inline void fused_check_same_bits(ct_device a, ct_device b)
         ct_optimizer *o[2];
         for (int way = 0; way < 2; way++) {
             for (int k = 0; k < FUSED_PARAMS; k++) params[way][k] = fused_make_param(k, k % 2 ? b : a, false);
-            o[way] = fused_make_optimizer(kind, params[way], FUSED_PARAMS);
+            o[way] = fused_make_optimizer_as(kind, params[way], FUSED_PARAMS, way == 0);
             assert_non_null(o[way]);
             ct_optimizer_set_per_parameter(o[way], way == 1);
         }
@@ -104,6 +121,8 @@ static inline void fused_check_same_bits(ct_device a, ct_device b)
                 assert_int_equal(ct_optimizer_step(o[way]), CT_OK);
                 ct_optimizer_zero_grad(o[way]);
             }
+        /* a capturable optimizer's counts are its devices': parameter 1 missed a step */
+        assert_int_equal(ct_optimizer_steps(o[0]), FUSED_STEPS);
         for (int k = 0; k < FUSED_PARAMS; k++) {
             char what[96];
             snprintf(what, sizeof what, "%s, kind %d, parameter %d", ct_optimizer_kind(o[0]), kind, k);
@@ -127,7 +146,8 @@ static inline void fused_check_same_bits(ct_device a, ct_device b)
 
 /* The launches of one step (after the first, which makes the state) of models of 1, 2, 8 and 30
  * float32 parameters of several shapes, as ct_device_kernel_launches counts them: a launch (SGD)
- * or two (Adam) per parameter, and fused one per 8 parameters, so a lone Adam parameter is one. */
+ * or two (Adam) per parameter, and fused one per 8 parameters, so a lone Adam parameter is one;
+ * a capturable Adam's, a launch per 8 parameters to advance the step records and one per 6. */
 static inline void fused_check_launch_counts(ct_device device)
 {
     static const int models[] = {1, 2, 8, 30};
@@ -154,6 +174,7 @@ static inline void fused_check_launch_counts(ct_device device)
                     ct_optimizer_zero_grad(o);
                 }
                 uint64_t want = way == 1 ? (uint64_t)count * (kind >= 3 ? 2 : 1) : (uint64_t)(count + 7) / 8;
+                if (kind >= FUSED_FIRST_CAPTURABLE && way == 0) want += (uint64_t)(count + 5) / 6;
                 if (launches != want)
                     fail_msg("%s (kind %d) over %d parameters %s: %llu launches per step, expected %llu",
                              ct_optimizer_kind(o), kind, count, way == 1 ? "per parameter" : "fused",

@@ -1,4 +1,6 @@
 /* The optimizer kernels, compiled as C for the CPU. */
+#include <string.h>
+
 #include "backend/cpu/cpu_launcher.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -11,7 +13,10 @@ CT_OPTIM_PER_TENSOR_KERNELS(CT_CPU_LAUNCHER)
  * of the kernels then takes every item as an element of tensor 0 (CT_MULTI_LOCATE in optim.ct,
  * CT_WIDE_BUFFER_TABLE in dialect.h) and the loop vectorises as the per-parameter one does.
  * With the search for the tensor in each item, or the buffers read from the table, a fused SGD
- * step over two tensors of 40K floats took 20 times as long. */
+ * step over two tensors of 40K floats took 20 times as long.
+ * A fifth role is a capturable Adam step's record (optim.ct), which C kernels, with their 4
+ * buffers, cannot take: its scalars go into the block, where the host puts those of a step that
+ * is not capturable. The record is read as the launch runs, after the launch that advanced it. */
 #define CT_CPU_MULTI_LAUNCHER(name)                                                              \
     static void cpu_launch_one_##name(void *const *b, const ct_kparams *one, bool parallel)      \
     {                                                                                            \
@@ -39,6 +44,12 @@ CT_OPTIM_PER_TENSOR_KERNELS(CT_CPU_LAUNCHER)
                 long k = t * roles + r;                                                          \
                 own[r] = table[k];                                                               \
                 one.stride[r / 8][r % 8] = params->stride[k / 8][k % 8];                         \
+            }                                                                                    \
+            if (roles == 5) { /* see below */                                                    \
+                long k = t * 5 + 4;                                                              \
+                const double *record = (const double *)table[k] + params->stride[k / 8][k % 8];  \
+                memcpy(&one.off[1], &record[1], sizeof *record);                                 \
+                memcpy(&one.off[2], &record[2], sizeof *record);                                 \
             }                                                                                    \
             one.n = params->size[t] - start;                                                     \
             one.size[0] = one.n;                                                                 \

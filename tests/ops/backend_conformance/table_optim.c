@@ -8,7 +8,7 @@
  * kernels (a fused step runs even one parameter through its multi-tensor kernel; see
  * conf_optimizer_set_per_parameter). Options in args.s: SGD lr, momentum, dampening,
  * weight decay (flag: Nesterov); Adam lr, beta1,
- * beta2, eps, weight decay. Tolerances: a few multiply-adds that a device may fuse, and for
+ * beta2, eps, weight decay (flag: capturable, its step count and scalars on the device). Tolerances: a few multiply-adds that a device may fuse, and for
  * Adam a square root and a division: 8 ulps (PoCL: SGD 2, Adam 1).
  * float16 and bfloat16 parameters keep their state in their own dtype (as PyTorch's non-fused
  * steps do) and step in float: against float64, 4 units of the 16-bit format, as the state and
@@ -36,7 +36,7 @@ static ct_optimizer *make_sgd(ct_tensor *const *params, int count, const conf_ar
 static ct_adam_options adam_options(const conf_args *a)
 {
     return (ct_adam_options){.lr = a->s[0], .beta1 = a->s[1], .beta2 = a->s[2], .eps = a->s[3],
-                             .weight_decay = a->s[4]};
+                             .weight_decay = a->s[4], .capturable = a->flag};
 }
 
 static ct_optimizer *make_adam(ct_tensor *const *params, int count, const conf_args *a)
@@ -168,6 +168,15 @@ static const conf_case adam_cases[] = {
      .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2, PER_PARAMETER}},
     {.name = "two parameters, weight decay, large",
      .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}}, .args = {ADAM_DECAY, .n = 2}},
+    {.name = "capturable", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, .flag = true}},
+    {.name = "capturable, two parameters, weight decay, strided",
+     .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DECAY, .dims = {1, 0}, .ndims = 2, .n = 2, .flag = true}},
+    {.name = "capturable, per parameter", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAM_DEFAULT, PER_PARAMETER, .flag = true}},
+    {.name = "capturable, large", .in = {{SHAPE(300, 250)}, {SHAPE(300, 250)}, {SHAPE(300, 250)}},
+     .args = {ADAM_DECAY, .flag = true}},
     {0}};
 
 #define ADAMW_DEFAULT .s = {1e-3, 0.9, 0.999, 1e-8, 0.01}
@@ -182,6 +191,8 @@ static const conf_case adamw_cases[] = {
      .args = {ADAMW_DEFAULT, .n = 2}},
     {.name = "per parameter, larger decay", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
      .args = {ADAM_DECAY, PER_PARAMETER}},
+    {.name = "capturable, two parameters", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {ADAMW_DEFAULT, .n = 2, .flag = true}},
     {0}};
 
 /* ct_clip_grad_norm_ over three gradients (inputs 0-2, set as the .grad of zero parameters of
