@@ -89,11 +89,16 @@ static ct_status launch_backward(const ct_tensor *g2, const ct_tensor *y2, ct_te
     ct_work_shape shape;
     ct_status status = ct_backend_work_shape(device, &shape);
     if (status != CT_OK) return status;
+    /* W items across a tile (a warp's 32 at most), each CT_ITEM_LANES columns, and as many down
+     * as the chunks of rows take, within a group */
+    long per_item = shape.lanes_per_item > 0 ? shape.lanes_per_item : 1;
+    long items = (cols + per_item - 1) / per_item;
     long width = shape.group_size < 32 ? shape.group_size : 32, lanes = 1;
+    while (width > 1 && width / 2 >= items) width /= 2; /* a power of 2, as group sizes are */
     long chunks = (rows + LINEAR_RELU_CHUNK - 1) / LINEAR_RELU_CHUNK;
     while (width * lanes * 2 <= shape.group_size && lanes < chunks) lanes *= 2;
     ct_kparams p = {0};
-    p.n = (cols + width - 1) / width;
+    p.n = (items + width - 1) / width;
     p.l[0] = width;
     p.l[1] = rows;
     p.l[2] = cols;
@@ -105,7 +110,7 @@ static ct_status launch_backward(const ct_tensor *g2, const ct_tensor *y2, ct_te
     p.stride[2][1] = (long)g2->strides[1];
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(masked), ct_tensor_handle(bias_grad),
                                             ct_tensor_handle(g2), ct_tensor_handle(y2)};
-    return ct_backend_launch_groups(device, kernels[y2->dtype], buffers, &p, 3 * rows * width + 1,
+    return ct_backend_launch_groups(device, kernels[y2->dtype], buffers, &p, 3 * rows * width * per_item + 1,
                                     (int)(width * lanes));
 }
 
