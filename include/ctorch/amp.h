@@ -44,7 +44,8 @@ ct_status ct_autocast_push(ct_device_type device_type, ct_dtype dtype);
 /* Closes the innermost region of this thread (CT_ERR_INVALID_ARGUMENT when none is open). */
 ct_status ct_autocast_pop(void);
 /* Is autocast on for device_type on this thread (torch.is_autocast_enabled), and in which dtype
- * (CT_F32 when it is off). */
+ * (CT_F32 when it is off). A backward runs without it (off in its functions and hooks, even
+ * when ct_backward is called inside a region): each gradient takes its input's dtype. */
 bool ct_autocast_enabled(ct_device_type device_type);
 ct_dtype ct_autocast_dtype(ct_device_type device_type);
 

@@ -13,6 +13,8 @@ extern pthread_mutex_t ct_autograd_engine_lock;
 /* Runs leaf's post-accumulate-grad hooks in order; the first failure stops them. */
 ct_status ct_autograd_run_hooks(ct_tensor *leaf);
 
+/* Whether this thread is running a backward (its functions, hooks and callbacks). */
+bool ct_autograd_in_backward(void);
 /* The backward of this thread has started (callbacks may be queued) or finished. */
 void ct_autograd_backward_begin(void);
 /* Runs the queued callbacks in order with the backward's status and empties the queue; returns

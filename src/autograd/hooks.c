@@ -70,6 +70,8 @@ static _Thread_local bool in_backward;
 static _Thread_local queued_callback queue[MAX_CALLBACKS];
 static _Thread_local int queue_count;
 
+bool ct_autograd_in_backward(void) { return in_backward; }
+
 void ct_autograd_backward_begin(void)
 {
     in_backward = true;

@@ -1,6 +1,7 @@
 /* Autocast regions, per thread, and the casts they ask of the ops (see ops/autocast.h). */
 #include "ops/autocast.h"
 
+#include "autograd/autograd_internal.h"
 #include "ops/ops_internal.h"
 
 #define AUTOCAST_MAX_DEPTH 64
@@ -37,8 +38,13 @@ ct_status ct_autocast_pop(void)
     return CT_OK;
 }
 
+/* A backward runs without autocast: each backward function gives its inputs' dtypes (the casts of
+ * the forward are nodes of the graph, so the gradients go back through them); under autocast a
+ * reduction in one (Linear's bias gradient, a sum) made float32 gradients of 16-bit inputs.
+ * PyTorch's engine casts such gradients back; ctorch's never makes them. */
 ct_dtype ct_autocast_dtype(ct_device_type device_type)
 {
+    if (ct_autograd_in_backward()) return CT_F32;
     for (int k = depth - 1; k >= 0; k--)
         if (regions[k].device_type == device_type) return regions[k].dtype;
     return CT_F32;
@@ -46,7 +52,7 @@ ct_dtype ct_autocast_dtype(ct_device_type device_type)
 
 bool ct_autocast_enabled(ct_device_type device_type) { return ct_autocast_dtype(device_type) != CT_F32; }
 
-bool ct_autocast_any(void) { return depth > 0; }
+bool ct_autocast_any(void) { return depth > 0 && !ct_autograd_in_backward(); }
 
 /* The dtype autocast wants for t under policy, or t's own. Only float32 and the 16-bit dtypes
  * move (PyTorch leaves float64 alone), and only on a device type whose region is on. */

@@ -137,6 +137,39 @@ static void gradients_reach_float32_leaves_through_the_casts(void **state)
     assert_int_equal(ct_scope_pop(), CT_OK);
 }
 
+/* A backward inside the region (the loss scaled and backpropagated before the pop, as many
+ * training loops do) gives the gradients of one outside it: the bias of a bfloat16 Linear got a
+ * float32 gradient from the autocast sum and the engine refused it. */
+static void a_backward_inside_the_region_runs_without_autocast(void **state)
+{
+    (void)state;
+    ct_manual_seed(12);
+    ct_scope_push();
+    ct_module *linear = ct_linear(6, 4, true);
+    assert_int_equal(ct_module_to_dtype(linear, CT_BF16), CT_OK);
+    ct_tensor *x = ct_to_dtype(random_matrix(5, 6, CT_F32), CT_BF16);
+    float grads[2][4];
+    for (int inside = 0; inside < 2; inside++) {
+        assert_int_equal(ct_autocast_push(CT_CPU, CT_BF16), CT_OK);
+        ct_tensor *loss = ct_sum(ct_module_forward(linear, x), NULL, 0, false);
+        assert_non_null(loss);
+        if (!inside) assert_int_equal(ct_autocast_pop(), CT_OK);
+        if (ct_backward(loss) != CT_OK) fail_msg("backward: %s", ct_last_error_message());
+        assert_true(ct_autocast_enabled(CT_CPU) == (bool)inside); /* the region is the caller's again */
+        if (inside) assert_int_equal(ct_autocast_pop(), CT_OK);
+        ct_tensor *bias = ct_module_parameter(linear, "bias");
+        ct_tensor *g = ct_grad(bias);
+        assert_int_equal(ct_tensor_dtype(g), CT_BF16);
+        ct_tensor *g32 = ct_to_dtype(g, CT_F32);
+        assert_int_equal(ct_tensor_to_array(g32, grads[inside], sizeof grads[inside]), CT_OK);
+        ct_zero_grad(bias);
+        ct_release(g), ct_release(g32), ct_release(bias);
+    }
+    assert_memory_equal(grads[0], grads[1], sizeof grads[0]);
+    ct_module_release(linear);
+    assert_int_equal(ct_scope_pop(), CT_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +177,7 @@ int main(void)
         cmocka_unit_test(another_thread_has_its_own_regions),
         cmocka_unit_test(ops_take_the_dtype_of_their_list),
         cmocka_unit_test(gradients_reach_float32_leaves_through_the_casts),
+        cmocka_unit_test(a_backward_inside_the_region_runs_without_autocast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
