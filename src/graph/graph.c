@@ -8,6 +8,7 @@
 #include "alloc/graph_pool.h"
 #include "backend/launch_record.h"
 #include "core/core_internal.h"
+#include "ctorch/alloc.h"
 #include "ctorch/graph.h"
 #include "device/capture.h"
 #include "device/device_internal.h"
@@ -89,6 +90,9 @@ ct_status ct_graph_begin(ct_graph *graph, ct_device device, ct_stream *stream)
     graph->backend = ct_backend_of(device);
     if (!graph->backend) return ct_last_error();
     graph->device = device;
+    /* As torch.cuda.graph does on entering: memory the cache holds goes back to the device, which
+     * the capture's pool and cuBLAS's workspace may need (a capture cannot empty the cache). */
+    ct_empty_cache(device);
     if ((status = choose_stream(graph, stream)) != CT_OK) goto failed;
     graph->capture = (ct_capture){.device = device, .stream_id = ct_stream_id(graph->stream),
                                   .stream = ct_stream_handle(graph->stream), .abandon = abandon};

@@ -47,6 +47,8 @@ static ct_module *linear_relu_on(ct_device device, ct_dtype dtype)
     ct_no_grad_pop();
     ct_release(weight);
     ct_release(bias);
+    ct_release(wv);
+    ct_release(bv);
     return m;
 }
 

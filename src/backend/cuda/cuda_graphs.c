@@ -18,10 +18,22 @@
  * rounded up. */
 #define CT_CUDA_BLAS_WORKSPACE_BYTES ((size_t)9 << 20)
 
+static ct_status blas_workspace(int index)
+{
+    ct_cuda_device *device = &ct_cuda_devices[index];
+    if (device->blas_workspace) return CT_OK;
+    CUresult result = ct_cu->cuMemAlloc(&device->blas_workspace, CT_CUDA_BLAS_WORKSPACE_BYTES);
+    if (result == CUDA_SUCCESS) return CT_OK;
+    device->blas_workspace = 0;
+    return ct_cuda_fail(index, "cuMemAlloc (cuBLAS's workspace for a graph capture)", result);
+}
+
 ct_status ct_cuda_capture_begin(int index, void *stream)
 {
     ct_status status = ct_cuda_enter(index);
     if (status != CT_OK) return status;
+    /* before the capture, which cannot make room for it (graph.c empties the cache first) */
+    if ((status = blas_workspace(index)) != CT_OK) return status;
     CUresult result = ct_cu->cuStreamBeginCapture(ct_cuda_stream(stream), CU_STREAM_CAPTURE_MODE_RELAXED);
     return result == CUDA_SUCCESS ? CT_OK : ct_cuda_fail(index, "cuStreamBeginCapture", result);
 }
@@ -75,13 +87,8 @@ ct_status ct_cuda_blas_workspace_for_capture(int index, CUstream stream)
     if (result != CUDA_SUCCESS) return ct_cuda_fail(index, "cuStreamIsCapturing", result);
     if (capturing == CU_STREAM_CAPTURE_STATUS_NONE) return CT_OK;
     ct_cuda_device *device = &ct_cuda_devices[index];
-    if (!device->blas_workspace) {
-        result = ct_cu->cuMemAlloc(&device->blas_workspace, CT_CUDA_BLAS_WORKSPACE_BYTES);
-        if (result != CUDA_SUCCESS) {
-            device->blas_workspace = 0;
-            return ct_cuda_fail(index, "cuMemAlloc (cuBLAS's workspace for a graph capture)", result);
-        }
-    }
+    ct_status status = blas_workspace(index); /* made at the capture's begin already */
+    if (status != CT_OK) return status;
     char reason[256];
     const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason);
     cublasStatus_t set = cublas->cublasSetWorkspace(device->blas, (void *)(uintptr_t)device->blas_workspace,
