@@ -6,19 +6,10 @@
  * this file shows the dtypes end to end, autograd included. */
 #include <math.h>
 
+#include "support/devices.h"
 #include "test_common.h"
 
 enum { N = 37 }; /* not a multiple of a device's vector width: a last partial vector */
-
-static int devices_under_test(ct_device *devices)
-{
-    int count = 0;
-    devices[count++] = CT_DEVICE_CPU;
-    for (int i = 0; i < ct_device_count(CT_OPENCL) && count < 4; i++)
-        devices[count++] = (ct_device){CT_OPENCL, i};
-    ct_clear_error();
-    return count;
-}
 
 /* The format's eps (the distance from 1 to the next value). */
 static double eps_of(ct_dtype dtype)
@@ -78,8 +69,8 @@ static void assert_rounded_from(const char *what, ct_dtype dtype, const ct_tenso
 static void forward_is_the_float64_result_rounded_once(void **state)
 {
     (void)state;
-    ct_device devices[4];
-    int count = devices_under_test(devices);
+    ct_device devices[8];
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         for (int format = 0; format < 2; format++) {
             ct_dtype dtype = format ? CT_BF16 : CT_F16;
@@ -190,8 +181,8 @@ static void assert_close_gradients(const char *what, ct_dtype dtype, const doubl
 static void gradients_arrive_in_each_leafs_dtype(void **state)
 {
     (void)state;
-    ct_device devices[4];
-    int count = devices_under_test(devices);
+    ct_device devices[8];
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         for (int format = 0; format < 2; format++) {
             ct_dtype dtype = format ? CT_BF16 : CT_F16;

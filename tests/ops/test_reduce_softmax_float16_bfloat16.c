@@ -6,19 +6,10 @@
  * in the input's dtype and match float32's within a 16-bit tolerance. */
 #include <math.h>
 
+#include "support/devices.h"
 #include "test_common.h"
 
 static const ct_dtype halves[2] = {CT_F16, CT_BF16};
-
-static int devices_under_test(ct_device *devices)
-{
-    int count = 0;
-    devices[count++] = CT_DEVICE_CPU;
-    for (int i = 0; i < ct_device_count(CT_OPENCL) && count < 8; i++)
-        devices[count++] = (ct_device){CT_OPENCL, i};
-    ct_clear_error();
-    return count;
-}
 
 /* One unit in the last place at 1. */
 static double eps_of(ct_dtype dtype) { return dtype == CT_F16 ? 0x1p-10 : 0x1p-7; }
@@ -60,7 +51,7 @@ static void sums_accumulate_in_float32_and_round_once(void **state)
 {
     (void)state;
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         for (int h = 0; h < 2; h++) {
             ct_dtype dtype = halves[h];
@@ -123,7 +114,7 @@ static void forward_results_match_float64(void **state)
                {"log_softmax", log_softmax_rows, false}};
     const int64_t shape[2] = {6, 5000};
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         for (int h = 0; h < 2; h++) {
             ct_dtype dtype = halves[h];
@@ -227,7 +218,7 @@ static void gradients_arrive_in_the_dtype_and_match_float32(void **state)
     int64_t positions[5 * 60];
     for (int i = 0; i < 5 * 60; i++) positions[i] = (i * 7 + i / 60) % 40; /* repeats */
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         ct_tensor *index_host = ct_tensor_from_data(positions, CT_I64, index_shape, 2, CT_DEVICE_CPU);
         ct_tensor *index = ct_to(index_host, devices[d]);

@@ -5,17 +5,8 @@
  * PyTorch's. */
 #include <math.h>
 
+#include "support/devices.h"
 #include "test_common.h"
-
-static int devices_under_test(ct_device *devices)
-{
-    int count = 0;
-    devices[count++] = CT_DEVICE_CPU;
-    for (int i = 0; i < ct_device_count(CT_OPENCL) && count < 8; i++)
-        devices[count++] = (ct_device){CT_OPENCL, i};
-    ct_clear_error();
-    return count;
-}
 
 static uint32_t bits_of(float f)
 {
@@ -32,7 +23,7 @@ static void every_pattern_widens_as_the_host_does(void **state)
     for (uint32_t k = 0; k < 65536; k++) patterns[k] = (uint16_t)k;
     const int64_t shape[1] = {65536};
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         for (int format = 0; format < 2; format++) {
             ct_dtype dtype = format ? CT_BF16 : CT_F16;
@@ -67,7 +58,7 @@ static void floats_narrow_as_the_host_does(void **state)
     values[4] = 0x1p-25f, values[5] = 1.0f + 0x1p-8f, values[6] = -0.0f, values[7] = INFINITY;
     const int64_t shape[1] = {N};
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     for (int d = 0; d < count; d++) {
         ct_tensor *t = ct_tensor_from_data(values, CT_F32, shape, 1, devices[d]);
         for (int format = 0; format < 2; format++) {
@@ -127,7 +118,7 @@ static void values_read_back_print_and_fill_as_in_pytorch(void **state)
 
     /* random numbers: the same for a seed on every device, and uniform ones below 1 */
     ct_device devices[8];
-    int count = devices_under_test(devices);
+    int count = ct_test_devices(devices);
     const int64_t many[1] = {4096};
     for (int format = 0; format < 2; format++) {
         ct_dtype dtype = format ? CT_BF16 : CT_F16;
