@@ -64,22 +64,34 @@ ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, con
     return with_options(ct_optimizer_new(function, CT_OPTIM_ADAMW, params, count), options);
 }
 
-ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad)
+ct_status ct_adam_state(const ct_optimizer *o, ct_param_state *ps)
 {
-    static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_moments);
-    static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_update);
-    const ct_adam_options *opt = &o->adam;
+    ct_tensor *param = ps->param;
     for (int k = 0; k < 2; k++)
         if (!ps->state[k]) {
             ps->state[k] = ct_zeros(param->shape, param->ndim, param->dtype, param->storage->device);
             if (!ps->state[k]) return ct_last_error();
         }
+    if (ct_optim_capturable(o) && !ps->record) {
+        double initial[3] = {(double)ps->step, 0.0, 0.0};
+        ps->record = ct_tensor_from_data(initial, CT_F64, (const int64_t[]){3}, 1, param->storage->device);
+        if (!ps->record) return ct_last_error();
+    }
+    return CT_OK;
+}
+
+ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad)
+{
+    static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_moments);
+    static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_update);
+    const ct_adam_options *opt = &o->adam;
+    ct_status status = ct_adam_state(o, ps);
+    if (status != CT_OK) return status;
     bool decoupled = o->kind == CT_OPTIM_ADAMW;
     double l2 = decoupled ? 0.0 : opt->weight_decay;
     double s_moments[4] = {opt->beta1, opt->beta2, l2, 0.0};
-    ct_status status = ct_optim_launch(moments[param->dtype],
-                                       (ct_tensor *[]){ps->state[0], ps->state[1], grad, param}, 4,
-                                       s_moments, l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
+    status = ct_optim_launch(moments[param->dtype], (ct_tensor *[]){ps->state[0], ps->state[1], grad, param}, 4,
+                             s_moments, l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0);
     if (status != CT_OK) return status;
     int64_t t = ps->step + 1;
     double decay = decoupled ? 1.0 - opt->lr * opt->weight_decay : 1.0;

@@ -183,8 +183,7 @@ ct_status ct_optimizer_step_all(ct_optimizer *o)
 {
     /* a capturable Adam's records go through the multi-tensor kernels only (a parameter a launch
      * when not fused) */
-    bool capturable = o->kind != CT_OPTIM_SGD && o->adam.capturable;
-    if (!o->per_parameter || capturable) return ct_optimizer_step_fused(o);
+    if (!o->per_parameter || ct_optim_capturable(o)) return ct_optimizer_step_fused(o);
     ct_status status = CT_OK;
     for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
     return status;
@@ -202,7 +201,7 @@ static ct_status refuse_capture(const ct_optimizer *o)
         const char *name = o->kind == CT_OPTIM_SGD    ? "ct_optimizer_step (SGD's first step)"
                            : o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
                                                       : "ct_optimizer_step (AdamW)";
-        if (o->kind != CT_OPTIM_SGD && !o->adam.capturable)
+        if (o->kind != CT_OPTIM_SGD && !ct_optim_capturable(o))
             return ct_capture_refuse(device, true, name,
                                      "computes its bias correction on the host from the step count, "
                                      "which a replay would not advance (make it with capturable = "

@@ -35,11 +35,6 @@ ct_status ct_optimizer_set_fused(ct_optimizer *o, bool fused)
     return CT_OK;
 }
 
-static bool capturable(const ct_optimizer *o)
-{
-    return o->kind != CT_OPTIM_SGD && o->adam.capturable;
-}
-
 /* Entries that may share a launch: one device, dtype, and the same scalars and flags. */
 static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_entry *b)
 {
@@ -48,7 +43,7 @@ static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_
         return false;
     if (o->kind == CT_OPTIM_SGD) return a->first == b->first;
     /* Adam's bias correction is per step count: the host's, or each record's own */
-    return capturable(o) || a->ps->step == b->ps->step;
+    return ct_optim_capturable(o) || a->ps->step == b->ps->step;
 }
 
 /* One multi-tensor launch (ct_multi_tensor_launch) with the optimizer's scalars: s, 4 of them;
@@ -100,24 +95,6 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
     return multi_launch(o, with_momentum[dtype], operands, count, 3, s, NULL, flags);
 }
 
-/* Adam's state, made at a parameter's first step: the moments, zero, and for a capturable step
- * its record, [t, 0, 0] (the step's advance fills in the scalars). */
-static ct_status adam_state(const ct_optimizer *o, ct_param_state *ps)
-{
-    ct_tensor *param = ps->param;
-    for (int k = 0; k < 2; k++)
-        if (!ps->state[k]) {
-            ps->state[k] = ct_zeros(param->shape, param->ndim, param->dtype, param->storage->device);
-            if (!ps->state[k]) return ct_last_error();
-        }
-    if (capturable(o) && !ps->record) {
-        double initial[3] = {(double)ps->step, 0.0, 0.0};
-        ps->record = ct_tensor_from_data(initial, CT_F64, (const int64_t[]){3}, 1, param->storage->device);
-        if (!ps->record) return ct_last_error();
-    }
-    return CT_OK;
-}
-
 /* Adam and AdamW in one launch (multi_adam_step), the scalars as adam.c computes them, so that
  * the bits are the same; a capturable step's scalars are its records' (advanced before). */
 static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int count)
@@ -136,11 +113,11 @@ static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int coun
     double decay = decoupled ? 1.0 - opt->lr * opt->weight_decay : 1.0;
     double s[4] = {opt->beta1, opt->beta2, l2, opt->eps};
     double more[3] = {decay, 0.0, 0.0};
-    if (!capturable(o)) ct_adam_scalars(opt, group[0]->ps->step + 1, &more[1], &more[2]);
+    if (!ct_optim_capturable(o)) ct_adam_scalars(opt, group[0]->ps->step + 1, &more[1], &more[2]);
     long flags = (l2 != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0) |
                  (decoupled && opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_DECOUPLED_DECAY : 0) |
-                 (capturable(o) ? CT_OPTIM_FLAG_CAPTURABLE : 0);
-    return multi_launch(o, step[dtype], operands, count, capturable(o) ? 5 : 4, s, more, flags);
+                 (ct_optim_capturable(o) ? CT_OPTIM_FLAG_CAPTURABLE : 0);
+    return multi_launch(o, step[dtype], operands, count, ct_optim_capturable(o) ? 5 : 4, s, more, flags);
 }
 
 /* A capturable step's records advanced to the step about to be taken, 8 a launch per device
@@ -171,15 +148,15 @@ static ct_status advance_records(ct_optimizer *o, fused_entry *entries, int64_t 
 static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count)
 {
     for (int64_t i = 0; o->kind != CT_OPTIM_SGD && i < count; i++) {
-        ct_status status = adam_state(o, entries[i].ps);
+        ct_status status = ct_adam_state(o, entries[i].ps);
         if (status != CT_OK) return status;
     }
-    if (capturable(o)) {
+    if (ct_optim_capturable(o)) {
         ct_status status = advance_records(o, entries, count);
         if (status != CT_OK) return status;
     }
     /* A capturable Adam's fifth role (its record) leaves room for 6 tensors in a launch. */
-    int most = o->per_parameter ? 1 : capturable(o) ? CT_KERNEL_WIDE_BUFFERS / 5 : CT_MULTI_MAX_TENSORS;
+    int most = o->per_parameter ? 1 : ct_optim_capturable(o) ? CT_KERNEL_WIDE_BUFFERS / 5 : CT_MULTI_MAX_TENSORS;
     for (int64_t i = 0; i < count; i++) {
         if (entries[i].done) continue;
         fused_entry *group[CT_MULTI_MAX_TENSORS] = {NULL}; /* entries[i] comes first */

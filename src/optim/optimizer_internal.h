@@ -77,6 +77,14 @@ void ct_optimizer_set_per_parameter(ct_optimizer *o, bool per_parameter);
 ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad);
 ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad);
 
+/* An Adam or AdamW made with capturable = true (its step counts on the devices). */
+static inline bool ct_optim_capturable(const ct_optimizer *o)
+{
+    return o->kind != CT_OPTIM_SGD && o->adam.capturable;
+}
+/* Adam's state, made at a parameter's first step: the moments, zero, and for a capturable
+ * optimizer the step record, [t, 0, 0] (the step's advance fills in the scalars). */
+ct_status ct_adam_state(const ct_optimizer *o, ct_param_state *ps);
 /* Adam's scalars of step t, lr / (1 - beta1^t) and sqrt(1 - beta2^t), computed as a capturable
  * step's kernel computes them (adam_scalars.c). */
 void ct_adam_scalars(const ct_adam_options *options, int64_t t, double *step_size, double *root);
