@@ -46,7 +46,7 @@ if(CTORCH_USE_MPI)
   add_executable(distributed_rank_failure distributed/rank_failure.c)
   set_target_properties(distributed_rank_failure PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/distributed)
   target_compile_options(distributed_rank_failure PRIVATE ${CTORCH_WARNINGS})
-  target_link_libraries(distributed_rank_failure PRIVATE ctorch_static)
+  target_link_libraries(distributed_rank_failure PRIVATE ctorch)
   foreach(mode exit abort)
     ctorch_mpirun_command(job 2 $<TARGET_FILE:distributed_rank_failure> ${mode})
     add_test(NAME distributed/rank_failure_${mode}_ends_the_job
@@ -60,7 +60,7 @@ if(CTORCH_USE_MPI)
   add_executable(distributed_collective_timeout distributed/collective_timeout.c)
   set_target_properties(distributed_collective_timeout PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/distributed)
   target_compile_options(distributed_collective_timeout PRIVATE ${CTORCH_WARNINGS})
-  target_link_libraries(distributed_collective_timeout PRIVATE ctorch_static)
+  target_link_libraries(distributed_collective_timeout PRIVATE ctorch)
   set(says_stop --says "rank 0: CT_ERR_TIMEOUT: ct_dist_all_reduce: timed out after 2 s"
       --says "rank 1 did not arrive")
   set(says_late --says "rank 0: CT_ERR_TIMEOUT: ct_dist_all_reduce: timed out after 2 s"
