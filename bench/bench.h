@@ -72,6 +72,12 @@ void ct_bench_compare_synced(ct_bench_result *r, void (*ours)(void *), void (*ba
 /* r->device = the device's name. */
 void ct_bench_set_device(ct_bench_result *r, ct_device device);
 
+/* A training step captured as torch.cuda.graph's recipe does: step(context) once (the warm-up: the
+ * optimizer's state exists before the capture), then once more, recorded on the device. The graph,
+ * or NULL (ctorch's error says why) when the capture failed; step reports its own failures through
+ * its context. */
+ct_graph *ct_bench_capture_step(void (*step)(void *), void *context, ct_device device);
+
 /* Square matrices of side n for a matmul benchmark: ctorch's operands, and for cblas_sgemm float32
  * copies of them on the host (ra, rb) and its result (rc), NULL where there is no such baseline. */
 typedef struct ct_bench_matmul_case {

@@ -39,6 +39,18 @@ static void replayed_step(void *context)
     }
 }
 
+ct_graph *ct_bench_capture_step(void (*step)(void *), void *context, ct_device device)
+{
+    step(context);
+    ct_graph *graph = ct_graph_new();
+    if (graph && ct_graph_begin(graph, device, NULL) == CT_OK) {
+        step(context); /* recorded, not run */
+        if (ct_graph_end(graph) == CT_OK) return graph;
+    }
+    ct_graph_free(graph);
+    return NULL;
+}
+
 /* Median seconds per step of a and of b, waiting for the device, timed in turn run by run (each
  * run `calls` steps): on a machine shared with other jobs, both meet the same load. */
 static void time_in_turn(void (*a)(void *), void (*b)(void *), graph_run *r, ct_device device, int calls,
@@ -113,14 +125,8 @@ static void bench_device(ct_device device, const char *filter, ct_bench_report r
         ct_mlp_ctorch_free(&run.mlp);
         return;
     }
-    eager_step(&run); /* the warm-up: the capture records a steady step */
-    run.graph = ct_graph_new();
-    ct_status status = ct_graph_begin(run.graph, device, NULL);
-    if (status == CT_OK) {
-        eager_step(&run); /* recorded, not run */
-        status = ct_graph_end(run.graph);
-    }
-    if (status != CT_OK || run.failed) {
+    run.graph = ct_bench_capture_step(eager_step, &run, device);
+    if (!run.graph || run.failed) {
         fprintf(stderr, "bench graph: capture on the device failed: %s\n", ct_last_error_message());
     } else {
         double eager_launches = launches_per_step(eager_step, &run, device);

@@ -59,19 +59,11 @@ static void replay(void *context)
     }
 }
 
-/* A warm-up step (it makes Adam's state), then the step captured on the device. */
 static bool capture(model_run *m, ct_device device)
 {
-    step(m);
-    m->graph = ct_graph_new();
-    ct_status status = m->failed ? CT_ERR_INTERNAL : ct_graph_begin(m->graph, device, NULL);
-    if (status == CT_OK) {
-        step(m); /* recorded, not run */
-        status = ct_graph_end(m->graph);
-        if (status != CT_OK && !m->failed)
-            snprintf(m->error, sizeof m->error, "capture: %s", ct_last_error_message());
-    }
-    m->failed = m->failed || status != CT_OK;
+    m->graph = ct_bench_capture_step(step, m, device);
+    if (!m->graph && !m->failed) snprintf(m->error, sizeof m->error, "capture: %s", ct_last_error_message());
+    m->failed = m->failed || !m->graph;
     return !m->failed;
 }
 
