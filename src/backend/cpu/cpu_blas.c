@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_blas_workspace.h"
 #include "core/core_internal.h"
 
@@ -18,6 +19,7 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
     /* OpenBLAS hangs when it cannot map its work buffer: fail before calling it instead. */
     ct_status status = ct_cpu_blas_workspace_enter();
     if (status != CT_OK) return status;
+    ct_cpu_blas_threads_for((int64_t)g->m * g->n * g->k);
     for (long i = 0; i < g->batch; i++) {
         if (g->dtype == CT_F32) {
             const float *a = (const float *)g->a + g->a_offset + i * g->a_batch_stride;

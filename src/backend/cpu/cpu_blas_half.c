@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_blas_workspace.h"
 #include "core/core_internal.h"
 
@@ -76,6 +77,7 @@ ct_status ct_cpu_half_gemm(const ct_gemm_args *g)
                         "%ld x %ld %s product (%zu bytes)", g->m, g->n, ct_dtype_name(g->dtype),
                         sizeof(float) * (size_t)g->m * (size_t)g->n);
     ct_status status = ct_cpu_blas_workspace_enter();
+    if (status == CT_OK) ct_cpu_blas_threads_for((int64_t)g->m * g->n * g->k);
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
     for (long i = 0; i < g->batch && status == CT_OK; i++) {
