@@ -69,8 +69,10 @@ void ct_grad_scaler_free(ct_grad_scaler *scaler);
 /* loss * scale (a new tensor, recorded by autograd); the loss itself when disabled. */
 ct_tensor *ct_grad_scaler_scale(ct_grad_scaler *scaler, const ct_tensor *loss);
 /* Divides the gradients of the optimizer's parameters by the scale, in place, and notes whether
- * any holds an inf or NaN (one host synchronisation for all of them). Once per step: a second
- * call before ct_grad_scaler_update is CT_ERR_INVALID_ARGUMENT. Use it before clipping gradients. */
+ * any holds an inf or NaN (one host synchronisation for all of them). Fused, as PyTorch's
+ * _amp_foreach_non_finite_check_and_unscale_: per device and dtype a launch of the check and one
+ * of the unscaling per 8 gradients. Once per step: a second call before ct_grad_scaler_update is
+ * CT_ERR_INVALID_ARGUMENT. Use it before clipping gradients. */
 ct_status ct_grad_scaler_unscale_(ct_grad_scaler *scaler, ct_optimizer *optimizer);
 /* Unscales (if not yet done this step) and runs ct_optimizer_step unless a gradient held an inf
  * or NaN; *stepped (may be NULL) says which. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ctorch/amp.h"
+#include "ops/multi_tensor.h"
 #include "optim/optimizer_internal.h"
 
 typedef enum scaler_stage { READY, UNSCALED, STEPPED } scaler_stage;
@@ -69,33 +70,27 @@ static ct_status check_gradient_dtypes(const char *function, const ct_optimizer 
     return CT_OK;
 }
 
-/* Each gradient times 1/scale, written back in place; *found_inf when any element of any of
- * them is inf or NaN. x * 0 is 0 for finite x and NaN otherwise, so one sum of those over every
- * gradient, read once, answers for all of them. */
+/* Each gradient times 1/scale in place, and *found_inf when any unscaled element is inf or NaN,
+ * as torch._amp_foreach_non_finite_check_and_unscale_: the check as partial sums of
+ * g * (1/scale) * 0 (NaN exactly then; a launch per 8 gradients and one read per device and
+ * dtype), then the unscaling 8 gradients a launch, where each gradient took six launches. */
 static ct_status unscale_gradients(ct_optimizer *optimizer, double inverse, bool *found_inf)
 {
+    *found_inf = false;
     ct_status status = check_gradient_dtypes("ct_grad_scaler_unscale_", optimizer);
-    ct_tensor *flags = NULL;
-    for (int64_t i = 0; i < optimizer->count && status == CT_OK; i++) {
-        ct_tensor *grad = ct_grad(optimizer->params[i].param);
-        if (!grad) continue;
-        ct_tensor *unscaled = ct_mul_scalar(grad, inverse);
-        ct_tensor *zeros = unscaled ? ct_mul_scalar(unscaled, 0.0) : NULL;
-        ct_tensor *sum = zeros ? ct_sum(zeros, NULL, 0, false) : NULL;
-        ct_tensor *wide = sum ? ct_to_dtype(sum, CT_F64) : NULL;
-        /* the flags stay on the first gradient's device until the end */
-        ct_tensor *here = wide && flags ? ct_to(wide, ct_tensor_device(flags)) : NULL;
-        ct_tensor *total = !wide ? NULL : flags ? (here ? ct_add(flags, here) : NULL) : ct_retain(wide);
-        status = total ? ct_copy_(grad, unscaled) : ct_last_error();
-        ct_release(flags);
-        flags = total;
-        ct_release(here), ct_release(wide), ct_release(sum), ct_release(zeros);
-        ct_release(unscaled), ct_release(grad);
-    }
-    double flag = 0;
-    if (status == CT_OK && flags) status = ct_item(flags, &flag);
-    ct_release(flags);
-    *found_inf = status == CT_OK && !isfinite(flag);
+    if (status != CT_OK) return status;
+    ct_tensor **grads = malloc((optimizer->count > 0 ? (size_t)optimizer->count : 1) * sizeof *grads);
+    if (!grads) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_grad_scaler_unscale_: no host memory");
+    int64_t n = 0;
+    for (int64_t i = 0; i < optimizer->count; i++)
+        if (optimizer->params[i].param->grad) grads[n++] = optimizer->params[i].param->grad;
+    ct_api_enter(); /* the multi-tensor launches' temporaries are released here */
+    double check = 0.0;
+    status = ct_multi_tensor_power_sum(grads, n, CT_MULTI_SUM_TIMES_ZERO, inverse, &check);
+    if (status == CT_OK) status = ct_multi_tensor_scale_(grads, n, inverse);
+    ct_api_return(NULL);
+    free(grads);
+    *found_inf = status == CT_OK && isnan(check);
     return status;
 }
 

@@ -1,8 +1,10 @@
 /* The gradient scaler, as torch.amp.GradScaler: a scaled loss trains exactly as the unscaled one
  * (scales are powers of 2); a step whose gradients hold inf or NaN is skipped and the scale backs
- * off; after growth_interval good steps the scale grows; misuse and bad options are errors. */
+ * off; after growth_interval good steps the scale grows; unscaling 8 gradients takes two launches
+ * and gives the bits of ct_mul_scalar; misuse and bad options are errors. */
 #include <math.h>
 
+#include "support/devices.h"
 #include "test_common.h"
 
 /* loss = sum(p * x) for a parameter p of 4 elements: the gradient of p is x. */
@@ -174,11 +176,57 @@ static void misuse_and_bad_options_are_errors(void **state)
     ct_release(p);
 }
 
+/* 8 parameters of different sizes with gradients g: ct_grad_scaler_unscale_ makes them g * (1/scale)
+ * with ct_mul_scalar's bits, in one launch of the inf check and one of the unscaling (as PyTorch's
+ * _amp_foreach_non_finite_check_and_unscale_), on every device. */
+static void unscaling_takes_two_launches_for_eight_gradients(void **state)
+{
+    (void)state;
+    ct_device devices[8];
+    int count = ct_test_devices(devices);
+    for (int d = 0; d < count; d++) {
+        ct_tensor *params[8], *expected[8];
+        ct_manual_seed(3);
+        for (int i = 0; i < 8; i++) {
+            params[i] = ct_zeros((int64_t[]){5 + 37 * i}, 1, CT_F32, devices[d]);
+            ct_requires_grad_(params[i], true);
+            ct_tensor *g = ct_randn((int64_t[]){5 + 37 * i}, 1, CT_F32, devices[d]);
+            ct_tensor *product = ct_mul(params[i], g);
+            ct_tensor *loss = ct_sum(product, NULL, 0, false);
+            assert_int_equal(ct_backward(loss), CT_OK); /* the gradient is g */
+            expected[i] = ct_mul_scalar(g, 1.0 / 3.0);
+            ct_release(loss), ct_release(product), ct_release(g);
+        }
+        ct_optimizer *opt = ct_optim_sgd_params(params, 8, &(ct_sgd_options){.lr = 0.1});
+        ct_grad_scaler_options o = ct_grad_scaler_options_default();
+        o.init_scale = 3.0; /* 1/3 is not exact: the bits show how it was multiplied */
+        ct_grad_scaler *scaler = ct_grad_scaler_new(&o);
+        uint64_t before = 0, after = 0;
+        assert_int_equal(ct_synchronize(devices[d]), CT_OK);
+        assert_int_equal(ct_device_kernel_launches(devices[d], &before), CT_OK);
+        assert_int_equal(ct_grad_scaler_unscale_(scaler, opt), CT_OK);
+        assert_int_equal(ct_device_kernel_launches(devices[d], &after), CT_OK);
+        assert_int_equal(after - before, 2);
+        for (int i = 0; i < 8; i++) {
+            float got[300], want[300];
+            size_t bytes = sizeof(float) * (size_t)(5 + 37 * i);
+            ct_tensor *g = ct_grad(params[i]);
+            assert_int_equal(ct_tensor_to_array(g, got, bytes), CT_OK);
+            assert_int_equal(ct_tensor_to_array(expected[i], want, bytes), CT_OK);
+            assert_memory_equal(got, want, bytes);
+            ct_release(g), ct_release(expected[i]), ct_release(params[i]);
+        }
+        ct_grad_scaler_free(scaler);
+        ct_optimizer_free(opt);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scaled_steps_equal_unscaled_steps),
         cmocka_unit_test(overflowing_gradients_skip_the_step_and_back_off),
+        cmocka_unit_test(unscaling_takes_two_launches_for_eight_gradients),
         cmocka_unit_test(misuse_and_bad_options_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
