@@ -212,8 +212,12 @@ ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
  * without a gradient are skipped (none at all: the total is 0). *total_norm (may be NULL) receives
  * the norm before clipping. Gradients may be on any devices. Fused: per device and dtype, the
  * sums of |g|^p of 8 gradients a launch (partial sums of 256 elements each in the gradient's
- * dtype), one read back (the host's only wait), the total combined in float64 on the host, and
- * the scaling 8 gradients a launch. max_norm >= 0. */
+ * dtype), and the scaling 8 gradients a launch. Gradients all of one device and dtype are clipped
+ * there with nothing read back (the partials folded in float64 on the device, the scaling reading
+ * the factor there, as PyTorch's clip_grad_norm_ never waits): the host waits only when
+ * total_norm is not NULL, and a captured step (ct_graph_begin) can clip with total_norm NULL.
+ * Otherwise one read back per device and dtype, combined in float64 on the host. The norm is the
+ * same on every device (for p = 1, 2 and infinity: the other roots are pow's). max_norm >= 0. */
 ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max_norm, double norm_type,
                              double *total_norm);
 

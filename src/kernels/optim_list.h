@@ -8,6 +8,7 @@
 #define CT_OPTIM_FLAG_DECOUPLED_DECAY 8 /* multi_adam_step: AdamW's decay */
 #define CT_OPTIM_FLAG_UNSCALE 16        /* multi-tensor steps: grad *= l[3]'s double first */
 #define CT_OPTIM_FLAG_CAPTURABLE 32     /* multi_adam_step: the scalars from a step record */
+#define CT_OPTIM_FLAG_FACTOR_RECORD 64  /* multi_scale: the factor from a record (norm_fold's) */
 
 #define CT_OPTIM_KERNELS(X)                                                                      \
     CT_OPTIM_PER_TENSOR_KERNELS(X) CT_OPTIM_MULTI_KERNELS(X) CT_OPTIM_MULTI_REDUCE_KERNELS(X)
@@ -15,7 +16,8 @@
     CT_LIST_EACH_FLOAT(X, sgd_step) CT_LIST_EACH_FLOAT(X, sgd_momentum_step)                     \
     CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)                       \
     CT_LIST_EACH_HALF(X, sgd_step) CT_LIST_EACH_HALF(X, sgd_momentum_step)                       \
-    CT_LIST_EACH_HALF(X, adam_moments) CT_LIST_EACH_HALF(X, adam_update)
+    CT_LIST_EACH_HALF(X, adam_moments) CT_LIST_EACH_HALF(X, adam_update)                         \
+    CT_LIST_EACH_FLOAT(X, norm_fold)
 /* The multi-tensor kernels: CT_KERNEL_WIDE_BUFFERS buffers each (kernel_params.h, optim.ct). */
 #define CT_OPTIM_MULTI_KERNELS(X)                                                                \
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \

@@ -1,8 +1,11 @@
 /* torch.nn.utils.clip_grad_norm_: the total norm of the gradients, and every gradient scaled in
  * place by min(1, max_norm / (total + 1e-6)). Fused, as PyTorch's foreach path: the sums of
- * |g|^p of up to 8 gradients of a device and dtype in one launch of partial sums, read back once
- * per device and dtype and combined in float64 on the host (not a reduction and a read per
- * gradient), and the scaling 8 gradients to a launch. */
+ * |g|^p of up to 8 gradients of a device and dtype in one launch of partial sums. Gradients of one
+ * device and dtype (the common case) are then clipped on the device, as PyTorch does, with nothing
+ * read back: the partials folded into the norm and the factor there (ct_multi_tensor_clip_record),
+ * and the scaling reads the factor, so a captured step can clip; the norm is read only when the
+ * caller asks for it. Gradients spread over devices or dtypes: the partials read back once per
+ * device and dtype and combined in float64 on the host, and the scaling 8 gradients a launch. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -53,11 +56,21 @@ ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max
                : norm_type == 1.0 ? CT_MULTI_SUM_ABS
                                   : CT_MULTI_SUM_POW;
     double total = 0.0;
-    status = ct_multi_tensor_power_sum(grads, n, mode, norm_type, &total);
-    if (status == CT_OK && !isinf(norm_type)) total = pow(total, 1.0 / norm_type);
-    /* PyTorch's clamp(coef, max=1): a NaN coefficient stays NaN; 1 (no clipping) changes no bit. */
-    double coef = max_norm / (total + 1e-6);
-    if (status == CT_OK && !(coef >= 1.0)) status = ct_multi_tensor_scale_(grads, n, coef);
+    if (ct_multi_tensor_one_kind(grads, n)) {
+        ct_tensor *record = ct_multi_tensor_clip_record(grads, n, mode, norm_type, max_norm);
+        status = record ? ct_multi_tensor_scale_(grads, n, 0.0, record) : ct_last_error();
+        double read[2] = {0.0, 0.0};
+        if (status == CT_OK && total_norm) status = ct_tensor_to_array(record, read, sizeof read);
+        total = read[0];
+        ct_release(record);
+    } else {
+        status = ct_multi_tensor_power_sum(grads, n, mode, norm_type, &total);
+        if (status == CT_OK && mode == CT_MULTI_SUM_SQUARES) total = sqrt(total);
+        else if (status == CT_OK && mode == CT_MULTI_SUM_POW) total = pow(total, 1.0 / norm_type);
+        /* PyTorch's clamp(coef, max=1): a NaN coefficient stays NaN; 1 (no clipping) changes no bit. */
+        double coef = max_norm / (total + 1e-6);
+        if (status == CT_OK && !(coef >= 1.0)) status = ct_multi_tensor_scale_(grads, n, coef, NULL);
+    }
     ct_no_grad_pop();
     ct_api_return(NULL);
     free(grads);

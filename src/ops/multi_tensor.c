@@ -6,8 +6,10 @@
 #include "backend/backend.h"
 #include "ops/multi_tensor.h"
 
-ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
-                                 int roles, ct_kparams *p)
+/* ct_multi_tensor_launch, with record (when not NULL) as buffer 8 at offset p->stride[1][0]: a
+ * float64 record on the device that the kernel reads (roles 1, up to 8 tensors). */
+static ct_status launch_with_record(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
+                                    int roles, const ct_tensor *record, ct_kparams *p)
 {
     if (tensors < 1 || tensors > CT_MULTI_MAX_TENSORS || roles < 1 || roles > CT_MULTI_MAX_ROLES ||
         tensors * roles > CT_KERNEL_WIDE_BUFFERS)
@@ -24,12 +26,22 @@ ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_M
             p->stride[k / 8][k % 8] = operands[t][r]->offset;
         }
     }
+    if (record) {
+        buffers[CT_MULTI_MAX_TENSORS] = ct_tensor_handle(record);
+        p->stride[1][0] = record->offset;
+    }
     if (n == 0) return CT_OK;
     p->n = n;
     p->ndim = tensors;
     p->l[0] = p->l[1] == 0; /* the branch-free common case (see optim.ct) */
     p->l[2] = roles;
     return ct_backend_launch(operands[0][0]->storage->device, kernel, buffers, p, roles);
+}
+
+ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_MULTI_MAX_ROLES], int tensors,
+                                 int roles, ct_kparams *p)
+{
+    return launch_with_record(kernel, operands, tensors, roles, NULL, p);
 }
 
 static bool same_kind(const ct_tensor *a, const ct_tensor *b)
@@ -58,7 +70,8 @@ static ct_status contiguous_forms(const char *function, ct_tensor *const *tensor
     return CT_OK;
 }
 
-ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor)
+ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor,
+                                const ct_tensor *factor_record)
 {
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_scale);
     size_t slots = count > 0 ? (size_t)count : 1;
@@ -79,7 +92,8 @@ ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, doubl
             }
         ct_kparams p = {0};
         p.s[0] = factor;
-        status = ct_multi_tensor_launch(kernels[work[i]->dtype], operands, size, 1, &p);
+        if (factor_record) p.l[1] = CT_OPTIM_FLAG_FACTOR_RECORD;
+        status = launch_with_record(kernels[work[i]->dtype], operands, size, 1, factor_record, &p);
     }
     for (int64_t i = 0; i < kept; i++) {
         if (status == CT_OK && work[i] != originals[i]) status = ct_copy_(originals[i], work[i]);
@@ -95,21 +109,21 @@ static double combine(double total, double part, int mode)
     return part > total || isnan(part) || isnan(total) ? (isnan(total) ? total : part) : total;
 }
 
-/* The partials of the tensors of one device and dtype (list[0..n)), in one buffer: a launch per
- * 8 tensors, then one read, added into *total. */
-static ct_status power_sum_group(ct_tensor *const *list, int64_t n, int mode, double power, double *total)
+/* The partials of the tensors of one device and dtype (list[0..n)), in one new buffer of their
+ * dtype: a launch per 8 tensors. */
+static ct_tensor *partial_sums(ct_tensor *const *list, int64_t n, int mode, double power)
 {
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_power_sum);
     const ct_tensor *first = list[0];
     /* 16-bit partial sums would overflow and lose the small terms */
     if (kernels[first->dtype] == CT_K_NONE)
-        return ct_error(CT_ERR_DTYPE, "norms and inf checks of %s gradients are not supported: keep "
-                        "float32 (or float64) parameters, and let autocast run the ops in 16 bits",
-                        ct_dtype_name(first->dtype));
+        return ct_error_null(CT_ERR_DTYPE, "norms and inf checks of %s gradients are not supported: keep "
+                             "float32 (or float64) parameters, and let autocast run the ops in 16 bits",
+                             ct_dtype_name(first->dtype));
     int64_t items = 0;
     for (int64_t i = 0; i < n; i++) items += (ct_numel(list[i]) + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM;
     ct_tensor *partials = ct_empty(&items, 1, first->dtype, first->storage->device);
-    if (!partials) return ct_last_error();
+    if (!partials) return NULL;
     void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
     ct_status status = CT_OK;
     int64_t start = 0;
@@ -134,12 +148,23 @@ static ct_status power_sum_group(ct_tensor *const *list, int64_t n, int mode, do
         status = ct_backend_launch(first->storage->device, kernels[first->dtype], buffers, &p, CT_MULTI_SUM_ITEM);
         start += launch_items;
     }
-    size_t bytes = (size_t)items * ct_dtype_size(first->dtype);
-    void *values = status == CT_OK ? malloc(bytes) : NULL;
-    if (status == CT_OK && !values) status = ct_error(CT_ERR_OUT_OF_MEMORY, "power sum: no host memory");
-    if (status == CT_OK) status = ct_tensor_to_array(partials, values, bytes);
+    if (status == CT_OK) return partials;
+    ct_release(partials);
+    return NULL;
+}
+
+/* The partials of list[0..n) (one device and dtype), read once and added into *total. */
+static ct_status power_sum_group(ct_tensor *const *list, int64_t n, int mode, double power, double *total)
+{
+    ct_tensor *partials = partial_sums(list, n, mode, power);
+    if (!partials) return ct_last_error();
+    int64_t items = ct_numel(partials);
+    size_t bytes = (size_t)items * ct_dtype_size(partials->dtype);
+    void *values = malloc(bytes);
+    ct_status status = values ? ct_tensor_to_array(partials, values, bytes)
+                              : ct_error(CT_ERR_OUT_OF_MEMORY, "power sum: no host memory");
     for (int64_t k = 0; status == CT_OK && k < items; k++) {
-        double part = first->dtype == CT_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
+        double part = partials->dtype == CT_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
         *total = combine(*total, part, mode);
     }
     free(values);
@@ -172,4 +197,53 @@ ct_status ct_multi_tensor_power_sum(ct_tensor *const *tensors, int64_t count, in
     for (int64_t i = 0; i < kept; i++) ct_release(work[i]);
     free(work), free(originals), free(group), free(done);
     return status;
+}
+
+bool ct_multi_tensor_one_kind(ct_tensor *const *tensors, int64_t count)
+{
+    const ct_tensor *first = NULL;
+    for (int64_t i = 0; i < count; i++) {
+        if (!tensors[i] || ct_numel(tensors[i]) == 0) continue;
+        if (first && !same_kind(first, tensors[i])) return false;
+        if (!first) first = tensors[i];
+    }
+    return first != NULL;
+}
+
+ct_tensor *ct_multi_tensor_clip_record(ct_tensor *const *tensors, int64_t count, int mode, double power,
+                                       double max_norm)
+{
+    static const ct_kernel_id folds[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(norm_fold);
+    size_t slots = count > 0 ? (size_t)count : 1;
+    ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
+    int64_t kept = 0;
+    ct_status status = work && originals ? contiguous_forms("clipping record", tensors, count, work, originals, &kept)
+                                         : ct_error(CT_ERR_OUT_OF_MEMORY, "clipping record: no host memory");
+    if (status == CT_OK && (kept == 0 || !ct_multi_tensor_one_kind(work, kept)))
+        status = ct_error(CT_ERR_INTERNAL, "clipping record: the tensors are not of one device and dtype");
+    ct_tensor *level = status == CT_OK ? partial_sums(work, kept, mode, power) : NULL;
+    /* folded CT_MULTI_SUM_ITEM to an item, level by level, down to the record of one item */
+    while (level) {
+        int64_t in = ct_numel(level), items = (in + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM;
+        int64_t shape = items > 1 ? items : 2;
+        ct_tensor *out = ct_empty(&shape, 1, CT_F64, level->storage->device);
+        ct_kparams p = {0};
+        p.n = (long)items;
+        p.l[1] = mode;
+        p.l[2] = (long)in;
+        p.l[3] = items == 1;
+        p.s[0] = max_norm;
+        p.s[1] = power;
+        p.off[0] = level->offset;
+        p.off[1] = out ? out->offset : 0;
+        void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(level), out ? ct_tensor_handle(out) : NULL};
+        status = out ? ct_backend_launch(level->storage->device, folds[level->dtype], buffers, &p, CT_MULTI_SUM_ITEM)
+                     : ct_last_error();
+        ct_release(level);
+        level = status == CT_OK ? out : (ct_release(out), NULL);
+        if (level && items == 1) break;
+    }
+    for (int64_t i = 0; i < kept; i++) ct_release(work[i]);
+    free(work), free(originals);
+    return level;
 }

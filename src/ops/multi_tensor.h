@@ -22,8 +22,11 @@ ct_status ct_multi_tensor_launch(ct_kernel_id kernel, ct_tensor *operands[][CT_M
 
 /* Multiplies each floating tensor of the list by factor in place (x * factor in the tensor's
  * type, as ct_mul_scalar), 8 to a launch per device and dtype. NULL and empty tensors are skipped;
- * a strided one goes through a contiguous copy, written back. */
-ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor);
+ * a strided one goes through a contiguous copy, written back. With a factor_record (a float64
+ * tensor on the tensors' one device, as ct_multi_tensor_clip_record makes) the factor is its
+ * element 1, read by the kernels as they run: nothing is read back, so a capture can hold it. */
+ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, double factor,
+                                 const ct_tensor *factor_record);
 
 /* Sums over every element of every tensor of the list (mode, optim_list.h: x*x, |x|, |x|^power,
  * the largest |x| with a NaN winning, x*0), taken in partials of CT_MULTI_SUM_ITEM elements in
@@ -31,5 +34,16 @@ ct_status ct_multi_tensor_scale_(ct_tensor *const *tensors, int64_t count, doubl
  * from one read per device and dtype. NULL and empty tensors are skipped (none: 0). */
 ct_status ct_multi_tensor_power_sum(ct_tensor *const *tensors, int64_t count, int mode, double power,
                                     double *out);
+
+/* Are the non-empty tensors of the list (at least one) all of one device and dtype? */
+bool ct_multi_tensor_one_kind(ct_tensor *const *tensors, int64_t count);
+
+/* clip_grad_norm_ on the device (norm_fold in optim.ct): the sums of ct_multi_tensor_power_sum over
+ * tensors of one device and dtype (ct_multi_tensor_one_kind), folded in float64 on that device, as
+ * a new float64 tensor [2] there: the norm (the mode's root taken: sqrt for CT_MULTI_SUM_SQUARES,
+ * 1/power for CT_MULTI_SUM_POW) and the factor min(1, max_norm / (norm + 1e-6)) (a NaN kept).
+ * Nothing is read back. NULL with the error on failure. */
+ct_tensor *ct_multi_tensor_clip_record(ct_tensor *const *tensors, int64_t count, int mode, double power,
+                                       double max_norm);
 
 #endif

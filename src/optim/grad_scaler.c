@@ -87,7 +87,7 @@ static ct_status unscale_gradients(ct_optimizer *optimizer, double inverse, bool
     ct_api_enter(); /* the multi-tensor launches' temporaries are released here */
     double check = 0.0;
     status = ct_multi_tensor_power_sum(grads, n, CT_MULTI_SUM_TIMES_ZERO, inverse, &check);
-    if (status == CT_OK) status = ct_multi_tensor_scale_(grads, n, inverse);
+    if (status == CT_OK) status = ct_multi_tensor_scale_(grads, n, inverse, NULL);
     ct_api_return(NULL);
     free(grads);
     *found_inf = status == CT_OK && isnan(check);

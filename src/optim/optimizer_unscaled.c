@@ -29,7 +29,7 @@ ct_status ct_optimizer_step_unscaled(ct_optimizer *o, double inv_scale, bool *fo
     *found_inf = status == CT_OK && isnan(check);
     if (status == CT_OK && !*found_inf) {
         if (o->per_parameter && inv_scale != 1.0) /* the tests' reference: unscaled first */
-            status = ct_multi_tensor_scale_(grads, n, inv_scale);
+            status = ct_multi_tensor_scale_(grads, n, inv_scale, NULL);
         else if (inv_scale != 1.0)
             o->unscale = inv_scale;
         if (status == CT_OK) status = ct_optimizer_step_all(o);

@@ -1,5 +1,6 @@
 /* A whole training step of a small MLP (forward, cross-entropy, backward, fused SGD step with
- * momentum, or a capturable AdamW step), run eagerly or captured once and replayed, shared by
+ * momentum, with or without the gradients clipped by their norm first, or a capturable AdamW
+ * step), run eagerly or captured once and replayed, shared by
  * tests/graph/ (the CPU, PoCL) and tests/cuda/test_cuda_graphs.c (the stand-in): N replays must
  * leave the very bits N eager steps leave, from the same start on the same batches (and, for
  * AdamW, the bits of N steps of an AdamW that is not capturable). */
@@ -17,9 +18,15 @@ enum { STEP_BATCH = 16, STEP_FEATURES = 12, STEP_HIDDEN = 24, STEP_CLASSES = 5, 
 typedef struct step_model {
     ct_module *net;
     ct_optimizer *optimizer;
+    double clip; /* clip_grad_norm_'s max_norm before the step; 0: none */
 } step_model;
 
-typedef enum step_optimizer { STEP_SGD_MOMENTUM, STEP_ADAMW_CAPTURABLE, STEP_ADAMW } step_optimizer;
+typedef enum step_optimizer {
+    STEP_SGD_MOMENTUM,
+    STEP_SGD_CLIPPED, /* small enough a max_norm that every step clips */
+    STEP_ADAMW_CAPTURABLE,
+    STEP_ADAMW
+} step_optimizer;
 
 /* The same weights for a seed on every device (initialised on the CPU, then moved). */
 static step_model step_model_new_with(ct_device device, step_optimizer kind)
@@ -36,7 +43,9 @@ static step_model step_model_new_with(ct_device device, step_optimizer kind)
     o.weight_decay = 1e-3;
     ct_adam_options adamw = ct_adamw_options_default(1e-2);
     adamw.capturable = kind == STEP_ADAMW_CAPTURABLE;
-    m.optimizer = kind == STEP_SGD_MOMENTUM ? ct_optim_sgd(m.net, &o) : ct_optim_adamw(m.net, &adamw);
+    bool sgd = kind == STEP_SGD_MOMENTUM || kind == STEP_SGD_CLIPPED;
+    m.optimizer = sgd ? ct_optim_sgd(m.net, &o) : ct_optim_adamw(m.net, &adamw);
+    m.clip = kind == STEP_SGD_CLIPPED ? 0.05 : 0.0;
     assert_non_null(m.optimizer);
     return m;
 }
@@ -73,6 +82,13 @@ static ct_tensor *step_run(step_model *m, ct_tensor *x, ct_tensor *y)
     ct_tensor *logits = ct_module_forward(m->net, x);
     ct_tensor *loss = ct_cross_entropy(logits, y, 0.0);
     ct_status status = loss ? ct_backward(loss) : ct_last_error();
+    if (status == CT_OK && m->clip > 0) {
+        ct_tensor *params[16];
+        int64_t count = ct_optimizer_param_count(m->optimizer);
+        assert_true(count <= 16);
+        for (int64_t i = 0; i < count; i++) params[i] = ct_optimizer_param(m->optimizer, i);
+        status = ct_clip_grad_norm_(params, count, m->clip, 2.0, NULL);
+    }
     if (status == CT_OK) status = ct_optimizer_step(m->optimizer);
     if (status == CT_OK) ct_scope_keep(loss);
     ct_scope_pop();
@@ -205,9 +221,12 @@ static void step_check_replay_equals_eager_with(ct_device device, long launches_
     }
 }
 
+/* SGD with momentum, the same clipped, and a capturable AdamW: */
+enum { STEP_KINDS_CHECKED = 3 };
 static void step_check_replay_equals_eager(ct_device device, long launches_per_replay)
 {
     step_check_replay_equals_eager_with(device, launches_per_replay, STEP_SGD_MOMENTUM);
+    step_check_replay_equals_eager_with(device, launches_per_replay, STEP_SGD_CLIPPED);
     step_check_replay_equals_eager_with(device, launches_per_replay, STEP_ADAMW_CAPTURABLE);
 }
 

@@ -141,8 +141,10 @@ static void bad_arguments_are_refused(void **state)
 
 /* 30 gradients of 1 to 700 elements (partial sums over several items) on a and b alternately:
  * the total against float64, the gradients clipped, and the cost per device: a launch per 8
- * gradients for the norm and as many for the scaling, and one wait of the host (on an accelerator,
- * where ct_transfer_stats counts them), where a reduction and a read per gradient cost 30. */
+ * gradients for the norm and as many for the scaling (and on one device the fold of the partials
+ * into the norm there), and one wait of the host (on an accelerator, where ct_transfer_stats counts
+ * them; on one device only to read the total asked for), where a reduction and a read per
+ * gradient cost 30. */
 static void check_many(ct_device a, ct_device b, double norm_type)
 {
     enum { N = 30 };
@@ -173,7 +175,7 @@ static void check_many(ct_device a, ct_device b, double norm_type)
         assert_int_equal(ct_device_kernel_launches(devices[d], &launches[d][1]), CT_OK);
         assert_int_equal(ct_transfer_stats_get(devices[d], &syncs[d][1]), CT_OK);
         bool one = ct_device_equal(a, b);
-        uint64_t per_device = one ? 2 * ((N + 7) / 8) : 2 * ((N / 2 + 7) / 8);
+        uint64_t per_device = one ? 2 * ((N + 7) / 8) + 1 : 2 * ((N / 2 + 7) / 8);
         if (launches[d][1] - launches[d][0] != per_device)
             fail_msg("norm %g: %llu launches on device %d, expected %llu", norm_type,
                      (unsigned long long)(launches[d][1] - launches[d][0]), d, (unsigned long long)per_device);
@@ -206,6 +208,54 @@ static void many_gradients_cost_a_launch_per_8_and_one_wait_per_device(void **st
     }
 }
 
+/* Gradients of one device and dtype are clipped on the device (as PyTorch does): the host waits
+ * for nothing unless it asks for the total, and the clipped gradients and the total are the same
+ * bits on the CPU and every OpenCL device (the partials folded in a fixed order in float64, over
+ * two levels here: the first gradient alone has 300 partials), and the total is float64's. */
+static void clipping_on_one_device_waits_for_nothing_with_the_same_bits_everywhere(void **state)
+{
+    (void)state;
+    enum { N = 12, SIZE = 300 * 256 };
+    static double values[N][SIZE], clipped[2][N][SIZE];
+    double sums[3] = {0, 0, 0};
+    for (int k = 0; k < N; k++)
+        for (int i = 0; i < (k ? 900 - 61 * k : SIZE); i++) {
+            double v = values[k][i] = (double)(float)(cos(0.37 * i + k) * (1 + k));
+            sums[0] += v * v, sums[1] += fabs(v), sums[2] = fmax(sums[2], fabs(v));
+        }
+    const double wants[3] = {sqrt(sums[0]), sums[1], sums[2]};
+    const double norms[] = {2.0, 1.0, INFINITY};
+    ct_device devices[3] = {CT_DEVICE_CPU, OPENCL0, {CT_OPENCL, 1}};
+    int count = 1 + (ct_device_count(CT_OPENCL) < 2 ? ct_device_count(CT_OPENCL) : 2);
+    ct_clear_error();
+    for (size_t n = 0; n < sizeof norms / sizeof *norms; n++) {
+        double cpu_total = 0;
+        for (int d = 0; d < count; d++) {
+            ct_tensor *params[N];
+            for (int k = 0; k < N; k++) params[k] = param_with_grad(values[k], k ? 900 - 61 * k : SIZE, CT_F32, devices[d]);
+            double total = 0;
+            assert_int_equal(ct_clip_grad_norm_(params, N, 1e30, norms[n], &total), CT_OK); /* changes nothing */
+            ct_transfer_stats before, after;
+            assert_int_equal(ct_transfer_stats_get(devices[d], &before), CT_OK);
+            assert_int_equal(ct_clip_grad_norm_(params, N, 3.0, norms[n], NULL), CT_OK);
+            assert_int_equal(ct_transfer_stats_get(devices[d], &after), CT_OK);
+            assert_int_equal(after.host_syncs, before.host_syncs);
+            if (!(fabs(total - wants[n]) <= 1e-6 * wants[n]))
+                fail_msg("norm %g: total %.17g, want %.17g", norms[n], total, wants[n]);
+            if (d == 0) cpu_total = total;
+            else if (memcmp(&total, &cpu_total, sizeof total) != 0)
+                fail_msg("norm %g: total %.17g on device %d, %.17g on the cpu", norms[n], total, d, cpu_total);
+            for (int k = 0; k < N; k++) {
+                int size = k ? 900 - 61 * k : SIZE;
+                values_of(ct_grad(params[k]), clipped[d > 0][k], size);
+                if (d > 0 && memcmp(clipped[0][k], clipped[1][k], sizeof(double) * (size_t)size) != 0)
+                    fail_msg("norm %g: gradient %d clipped on device %d differs from the cpu's", norms[n], k, d);
+                ct_release(params[k]);
+            }
+        }
+    }
+}
+
 /* Every test in a scope: what the checks' calls return is released with it. */
 static int push(void **state)
 {
@@ -229,6 +279,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_nan_gradient_gives_a_nan_total, push, pop),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, push, pop),
         cmocka_unit_test_setup_teardown(many_gradients_cost_a_launch_per_8_and_one_wait_per_device, push, pop),
+        cmocka_unit_test_setup_teardown(clipping_on_one_device_waits_for_nothing_with_the_same_bits_everywhere,
+                                        push, pop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

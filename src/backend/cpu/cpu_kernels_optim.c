@@ -16,7 +16,8 @@ CT_OPTIM_PER_TENSOR_KERNELS(CT_CPU_LAUNCHER)
  * step over two tensors of 40K floats took 20 times as long.
  * A fifth role is a capturable Adam step's record (optim.ct), which C kernels, with their 4
  * buffers, cannot take: its scalars go into the block, where the host puts those of a step that
- * is not capturable. The record is read as the launch runs, after the launch that advanced it. */
+ * is not capturable. The record is read as the launch runs, after the launch that advanced it.
+ * A scaling whose factor is on the device (CT_OPTIM_FLAG_FACTOR_RECORD, buffer 8) likewise. */
 #define CT_CPU_MULTI_LAUNCHER(name)                                                              \
     static void cpu_launch_one_##name(void *const *b, const ct_kparams *one, bool parallel)      \
     {                                                                                            \
@@ -50,6 +51,10 @@ CT_OPTIM_PER_TENSOR_KERNELS(CT_CPU_LAUNCHER)
                 const double *record = (const double *)table[k] + params->stride[k / 8][k % 8];  \
                 memcpy(&one.off[1], &record[1], sizeof *record);                                 \
                 memcpy(&one.off[2], &record[2], sizeof *record);                                 \
+            }                                                                                    \
+            if (params->l[0] != 1 && (params->l[1] & CT_OPTIM_FLAG_FACTOR_RECORD)) {             \
+                const double *record = (const double *)table[8] + params->stride[1][0];          \
+                one.s[0] = record[1];                                                            \
             }                                                                                    \
             one.n = params->size[t] - start;                                                     \
             one.size[0] = one.n;                                                                 \
