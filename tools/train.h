@@ -97,13 +97,18 @@ ct_status ct_train_schedule_create(const struct ct_train_config *config, ct_opti
 bool ct_train_schedule_steps_per_batch(const ct_train_schedule *schedule);
 
 /* ---- `ctorch train --graph` (train_graph.c) ----
- * The step (zero_grad, forward, cross-entropy, backward, SGD's step, the loss and correct count
- * summed on the device) on static batch tensors: the first full batch warms up eagerly on a side
- * stream, the second is captured there and replayed, every later one replayed. */
+ * The step (the loop's update, then the loss and correct count summed on the device) on static
+ * batch tensors: the first full batch warms up eagerly on a side stream, the second is captured
+ * there and replayed, every later one replayed. */
 typedef struct ct_train_graph ct_train_graph;
+/* The update of a training step on (x, y): zero_grad, the forward pass and the loss (under the
+ * run's autocast), backward, clipping, the optimizer's step. *logits and *loss are the caller
+ * scope's. train_loop.c's, which the eager steps run too. */
+typedef ct_status (*ct_train_update_fn)(void *context, const ct_tensor *x, const ct_tensor *y, ct_tensor **logits,
+                                        ct_tensor **loss);
 /* CT_OK when config can train with --graph; otherwise the reason, recorded. */
 ct_status ct_train_graph_check(const struct ct_train_config *config);
-ct_status ct_train_graph_create(ct_module *model, ct_optimizer *optimizer, const struct ct_train_config *config,
+ct_status ct_train_graph_create(ct_train_update_fn update, void *context, const struct ct_train_config *config,
                                 int64_t features, ct_train_graph **out);
 void ct_train_graph_free(ct_train_graph *g); /* NULL-safe */
 /* One step on a full batch (x, y); *loss is its mean loss (the graph's output, valid until the

@@ -1,17 +1,18 @@
 /* `ctorch train --graph`: the training step captured once and replayed per batch (ctorch/graph.h),
  * after PyTorch's whole-step recipe: static input tensors refilled before each replay, a warm-up
  * step on a side stream (a first step makes the optimizer's state; Adam is made capturable, its
- * step count on the device, by train_loop.c), the capture on that
- * stream, then a replay for every full batch. The step sums its loss and correct count into two
- * static tensors inside the graph, so a replayed step costs two input copies and one replay. */
+ * step count on the device, by train_loop.c), the capture on that stream, then a replay for every
+ * full batch. The step is the eager loop's update (autocast, clipping on the device included),
+ * then sums its loss and correct count into two static tensors inside the graph, so a replayed
+ * step costs two input copies and one replay. */
 #include <stdlib.h>
 
 #include "train.h"
 
 struct ct_train_graph {
     ct_device device;
-    ct_module *model;
-    ct_optimizer *optimizer;
+    ct_train_update_fn update;
+    void *context;
     int64_t batch_size;
     ct_tensor *x, *y;                   /* the static inputs */
     ct_tensor *loss_sum, *correct_sum;  /* summed by every step, read and zeroed per epoch */
@@ -20,7 +21,6 @@ struct ct_train_graph {
     ct_stream *side;
     ct_event *ordered;
     ct_graph *graph;
-    double clip_grad; /* --clip-grad's max_norm; 0: none */
     bool warmed, captured;
 };
 
@@ -28,7 +28,8 @@ ct_status ct_train_graph_check(const ct_train_config *config)
 {
     const char *why = config->schedule.kind != CT_TRAIN_SCHEDULE_NONE ? "no --lr-schedule (a replay "
                                                                           "keeps the captured rate)"
-                      : config->amp != CT_F32 ? "no --amp (the captured step runs in float32)"
+                      : config->amp == CT_F16 ? "no --amp fp16 (the gradient scaler decides on the host "
+                                                "whether to step)"
                       : config->data_parallel_count > 0 || config->distributed ? "one device (no "
                                                                                  "DataParallel or DDP)"
                                                                                : NULL;
@@ -37,17 +38,16 @@ ct_status ct_train_graph_check(const ct_train_config *config)
                          "it; it needs %s", why);
 }
 
-ct_status ct_train_graph_create(ct_module *model, ct_optimizer *optimizer, const ct_train_config *config,
+ct_status ct_train_graph_create(ct_train_update_fn update, void *context, const ct_train_config *config,
                                 int64_t features, ct_train_graph **out)
 {
     *out = NULL;
     ct_train_graph *g = calloc(1, sizeof *g);
     if (!g) return ct_train_fail(CT_ERR_OUT_OF_MEMORY, "--graph: no host memory");
     g->device = config->device;
-    g->model = model;
-    g->optimizer = optimizer;
+    g->update = update;
+    g->context = context;
     g->batch_size = config->batch_size;
-    g->clip_grad = config->clip_grad;
     int64_t scalar[1] = {1};
     g->x = ct_zeros((int64_t[]){config->batch_size, features}, 2, CT_F32, g->device);
     g->y = ct_zeros((int64_t[]){config->batch_size}, 1, CT_I64, g->device);
@@ -91,29 +91,12 @@ static bool add_into(ct_tensor *sum, ct_tensor *addend)
     return next && ct_copy_(sum, next) == CT_OK;
 }
 
-/* --clip-grad on the optimizer's parameters, which clips on their device and reads nothing back
- * (ct_clip_grad_norm_): a capture can hold it. Inside the step's scope. */
-static ct_status clip_gradients(ct_train_graph *g)
-{
-    int64_t count = ct_optimizer_param_count(g->optimizer);
-    ct_tensor **params = malloc((count > 0 ? (size_t)count : 1) * sizeof *params);
-    if (!params) return ct_train_fail(CT_ERR_OUT_OF_MEMORY, "--clip-grad: no host memory");
-    for (int64_t i = 0; i < count; i++) params[i] = ct_optimizer_param(g->optimizer, i);
-    ct_status status = ct_clip_grad_norm_(params, count, g->clip_grad, 2.0, NULL);
-    free(params);
-    return status;
-}
-
 /* The step on the static inputs: what the warm-up runs and the capture records. */
 static ct_status step(ct_train_graph *g)
 {
     ct_scope_push();
-    ct_optimizer_zero_grad(g->optimizer);
-    ct_tensor *logits = ct_module_forward(g->model, g->x);
-    ct_tensor *loss = ct_cross_entropy(logits, g->y, 0.0);
-    ct_status status = loss ? ct_backward(loss) : ct_last_error();
-    if (status == CT_OK && g->clip_grad > 0) status = clip_gradients(g);
-    if (status == CT_OK) status = ct_optimizer_step(g->optimizer);
+    ct_tensor *logits = NULL, *loss = NULL;
+    ct_status status = g->update(g->context, g->x, g->y, &logits, &loss);
     if (status == CT_OK) {
         ct_no_grad_push();
         bool summed = add_into(g->loss_sum, ct_mul_scalar(ct_detach(loss), (double)g->batch_size)) &&

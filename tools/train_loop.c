@@ -78,6 +78,7 @@ static ct_tensor *count_correct(const ct_tensor *logits, const ct_tensor *labels
 
 /* What updates the parameters: the optimizer, the gradients' clipping and the schedule. */
 typedef struct updater {
+    ct_module *model;   /* what steps run forward: the net (or its wrapper) */
     ct_optimizer *optimizer;
     ct_tensor **params; /* the optimizer's, for clipping (borrowed from it) */
     int64_t param_count;
@@ -124,17 +125,26 @@ static ct_status backward_and_step(const updater *u, ct_tensor *loss)
     return CT_OK;
 }
 
-/* One step on (x, y); adds the batch's summed loss and correct count to the sums. */
-static ct_status train_step(ct_module *model, const updater *u, const ct_tensor *x, const ct_tensor *y,
-                            ct_tensor **loss_sum, ct_tensor **correct_sum, const ct_train_observer *observer,
-                            int epoch, int64_t step, int64_t steps)
+/* The update of one step on (x, y), a ct_train_update_fn: what an eager step runs and a --graph
+ * capture records. */
+static ct_status update(void *context, const ct_tensor *x, const ct_tensor *y, ct_tensor **logits,
+                        ct_tensor **loss)
 {
-    ct_optimizer *optimizer = u->optimizer;
-    ct_optimizer_zero_grad(optimizer);
-    ct_tensor *logits = NULL;
-    ct_tensor *loss = forward_loss(model, u, x, y, &logits);
-    if (!loss) return ct_train_fail_library("the forward pass");
-    ct_status status = backward_and_step(u, loss);
+    const updater *u = context;
+    ct_optimizer_zero_grad(u->optimizer);
+    *logits = NULL;
+    *loss = forward_loss(u->model, u, x, y, logits);
+    if (!*loss) return ct_train_fail_library("the forward pass");
+    return backward_and_step(u, *loss);
+}
+
+/* One step on (x, y); adds the batch's summed loss and correct count to the sums. */
+static ct_status train_step(const updater *u, const ct_tensor *x, const ct_tensor *y, ct_tensor **loss_sum,
+                            ct_tensor **correct_sum, const ct_train_observer *observer, int epoch, int64_t step,
+                            int64_t steps)
+{
+    ct_tensor *logits = NULL, *loss = NULL;
+    ct_status status = update((void *)u, x, y, &logits, &loss);
     if (status != CT_OK) return status;
     if (u->scheduler && u->schedule_per_batch && ct_lr_scheduler_step(u->scheduler) != CT_OK)
         return ct_train_fail_library("the learning-rate schedule");
@@ -175,7 +185,7 @@ static ct_status run_epoch(ct_module *model, const updater *u, ct_train_graph *g
                 if (status == CT_OK && observer && observer->on_step)
                     observer->on_step(observer->context, epoch, step, steps, loss);
             } else { /* the ragged last batch of a --graph run too */
-                status = train_step(model, u, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
+                status = train_step(u, x, y, &loss_sum, &correct_sum, observer, epoch, step, steps);
             }
         }
         ct_scope_pop();
@@ -296,9 +306,10 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
     if (status != CT_OK) return status;
     updater u;
     status = make_updater(config, net, ct_data_loader_num_batches(loader), &u);
+    u.model = net;
     ct_train_graph *graph = NULL;
     if (status == CT_OK && config->graph)
-        status = ct_train_graph_create(net, u.optimizer, config, data->features, &graph);
+        status = ct_train_graph_create(update, &u, config, data->features, &graph);
     int64_t samples = 0;
     int epoch = config->resume ? config->resume->epoch + 1 : 1;
     for (; epoch <= config->epochs && status == CT_OK; epoch++) {
