@@ -79,11 +79,9 @@ static ct_status unscale_gradients(ct_optimizer *optimizer, double inverse, bool
     *found_inf = false;
     ct_status status = check_gradient_dtypes("ct_grad_scaler_unscale_", optimizer);
     if (status != CT_OK) return status;
-    ct_tensor **grads = malloc((optimizer->count > 0 ? (size_t)optimizer->count : 1) * sizeof *grads);
-    if (!grads) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_grad_scaler_unscale_: no host memory");
     int64_t n = 0;
-    for (int64_t i = 0; i < optimizer->count; i++)
-        if (optimizer->params[i].param->grad) grads[n++] = optimizer->params[i].param->grad;
+    ct_tensor **grads = ct_optim_gradients("ct_grad_scaler_unscale_", optimizer, &n);
+    if (!grads) return ct_last_error();
     ct_api_enter(); /* the multi-tensor launches' temporaries are released here */
     double check = 0.0;
     status = ct_multi_tensor_power_sum(grads, n, CT_MULTI_SUM_TIMES_ZERO, inverse, &check);

@@ -131,6 +131,16 @@ ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int c
     return ct_backend_launch(operands[0]->storage->device, kernel, buffers, &p, count);
 }
 
+ct_tensor **ct_optim_gradients(const char *function, const ct_optimizer *o, int64_t *count)
+{
+    *count = 0;
+    ct_tensor **grads = malloc((o->count > 0 ? (size_t)o->count : 1) * sizeof *grads);
+    if (!grads) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
+    for (int64_t i = 0; i < o->count; i++)
+        if (o->params[i].param->grad) grads[(*count)++] = o->params[i].param->grad;
+    return grads;
+}
+
 ct_status ct_optim_prepare(ct_optimizer *o, int64_t index, ct_tensor **work, ct_tensor **grad_out)
 {
     const char *function = "ct_optimizer_step";

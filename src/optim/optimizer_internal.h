@@ -64,6 +64,9 @@ ct_status ct_optim_launch(ct_kernel_id kernel, ct_tensor *const *operands, int c
  * a contiguous copy to write back after the update. Both new references; *grad NULL (and CT_OK)
  * when the parameter has no gradient. */
 ct_status ct_optim_prepare(ct_optimizer *o, int64_t index, ct_tensor **work, ct_tensor **grad);
+/* The gradients of the parameters that have one, in order (borrowed), into a new array the caller
+ * frees; *count how many. NULL with CT_ERR_OUT_OF_MEMORY recorded when the host has no memory. */
+ct_tensor **ct_optim_gradients(const char *function, const ct_optimizer *o, int64_t *count);
 /* Every parameter with a gradient updated in a few launches: the parameters of one device, dtype
  * (and step, for Adam's bias correction) go CT_MULTI_MAX_TENSORS to a launch. The same bits as
  * a step per parameter. */

@@ -17,11 +17,9 @@ ct_status ct_optimizer_step_unscaled(ct_optimizer *o, double inv_scale, bool *fo
     if (!(inv_scale > 0.0) || isinf(inv_scale))
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: inv_scale is %g; it must be a finite number > 0 "
                         "(1 / the loss scale)", function, inv_scale);
-    ct_tensor **grads = malloc((o->count > 0 ? (size_t)o->count : 1) * sizeof *grads);
-    if (!grads) return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
     int64_t n = 0;
-    for (int64_t i = 0; i < o->count; i++)
-        if (o->params[i].param->grad) grads[n++] = o->params[i].param->grad;
+    ct_tensor **grads = ct_optim_gradients(function, o, &n);
+    if (!grads) return ct_last_error();
     ct_api_enter();
     ct_no_grad_push();
     double check = 0.0;
