@@ -114,6 +114,9 @@ void ct_train_graph_free(ct_train_graph *g); /* NULL-safe */
 /* One step on a full batch (x, y); *loss is its mean loss (the graph's output, valid until the
  * next step). */
 ct_status ct_train_graph_step(ct_train_graph *g, const ct_tensor *x, const ct_tensor *y, const ct_tensor **loss);
+/* The optimizer's learning rate changed (a per-epoch schedule): a replay would keep the old one, so
+ * the next full batch captures the step again. */
+ct_status ct_train_graph_recapture(ct_train_graph *g);
 /* Its static batch of inputs (the batch size a step takes). */
 const ct_tensor *ct_train_graph_batch(const ct_train_graph *g);
 /* Adds the sums of the steps since the last call to *loss and *correct (a host sync), and zeroes

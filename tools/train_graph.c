@@ -2,7 +2,8 @@
  * after PyTorch's whole-step recipe: static input tensors refilled before each replay, a warm-up
  * step on a side stream (a first step makes the optimizer's state; Adam is made capturable, its
  * step count on the device, by train_loop.c), the capture on that stream, then a replay for every
- * full batch. The step is the eager loop's update (autocast, clipping on the device included),
+ * full batch (captured again when a per-epoch schedule changes the learning rate, which a replay
+ * keeps). The step is the eager loop's update (autocast, clipping on the device included),
  * then sums its loss and correct count into two static tensors inside the graph, so a replayed
  * step costs two input copies and one replay. */
 #include <stdlib.h>
@@ -26,8 +27,10 @@ struct ct_train_graph {
 
 ct_status ct_train_graph_check(const ct_train_config *config)
 {
-    const char *why = config->schedule.kind != CT_TRAIN_SCHEDULE_NONE ? "no --lr-schedule (a replay "
-                                                                          "keeps the captured rate)"
+    const char *why = ct_train_schedule_steps_per_batch(&config->schedule)
+                          ? "no --lr-schedule that changes the rate every batch (onecycle: a replay keeps "
+                            "the rate of its capture, and a per-epoch schedule captures again when it "
+                            "changes)"
                       : config->amp == CT_F16 ? "no --amp fp16 (the gradient scaler decides on the host "
                                                 "whether to step)"
                       : config->data_parallel_count > 0 || config->distributed ? "one device (no "
@@ -147,6 +150,14 @@ ct_status ct_train_graph_step(ct_train_graph *g, const ct_tensor *x, const ct_te
     if (status != CT_OK) return ct_train_fail_library("--graph: the captured step");
     *loss = g->loss;
     return CT_OK;
+}
+
+ct_status ct_train_graph_recapture(ct_train_graph *g)
+{
+    ct_graph_free(g->graph);
+    g->graph = ct_graph_new();
+    g->captured = false; /* warmed stays: the optimizer's state exists */
+    return g->graph ? CT_OK : ct_train_fail_library("--graph: a new graph");
 }
 
 ct_status ct_train_graph_take_sums(ct_train_graph *g, double *loss, int64_t *correct)

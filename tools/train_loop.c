@@ -319,6 +319,8 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
         if (data->val) status = ct_train_evaluate(evaluated, data->val, config->device, &stats.val_accuracy);
         if (status == CT_OK && u.scheduler && !u.schedule_per_batch && ct_lr_scheduler_step(u.scheduler) != CT_OK)
             status = ct_train_fail_library("the learning-rate schedule");
+        if (status == CT_OK && graph && ct_optimizer_lr(u.optimizer) != stats.lr)
+            status = ct_train_graph_recapture(graph);
         if (status != CT_OK) break;
         samples += stats.samples;
         result->train_seconds += stats.seconds;
