@@ -11,6 +11,7 @@
 
 #include "ctorch/autograd.h"
 #include "ctorch/nn.h"
+#include "device/capture.h"
 #include "ops/multi_tensor.h"
 
 /* A status-returning function's NULL argument: reported as such even after an earlier failure. */
@@ -57,8 +58,14 @@ ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max
                                   : CT_MULTI_SUM_POW;
     double total = 0.0;
     if (ct_multi_tensor_one_kind(grads, n)) {
-        ct_tensor *record = ct_multi_tensor_clip_record(grads, n, mode, norm_type, max_norm);
-        status = record ? ct_multi_tensor_scale_(grads, n, 0.0, record) : ct_last_error();
+        /* refused before anything is queued, naming the argument rather than the read */
+        status = total_norm ? ct_capture_refuse(grads[0]->storage->device, true, function,
+                                                "reads total_norm back to the host (pass NULL for it: "
+                                                "the gradients are clipped all the same)")
+                            : CT_OK;
+        ct_tensor *record = status == CT_OK ? ct_multi_tensor_clip_record(grads, n, mode, norm_type, max_norm)
+                                            : NULL;
+        if (status == CT_OK) status = record ? ct_multi_tensor_scale_(grads, n, 0.0, record) : ct_last_error();
         double read[2] = {0.0, 0.0};
         if (status == CT_OK && total_norm) status = ct_tensor_to_array(record, read, sizeof read);
         total = read[0];

@@ -208,6 +208,43 @@ typedef struct other_thread {
     char message[600];
 } other_thread;
 
+/* ct_clip_grad_norm_ clips inside a capture (on the device, nothing read back), but reading the
+ * total back cannot be captured: refused naming total_norm, the capture abandoned; with NULL the
+ * captured clipping runs at the replay. */
+static void clipping_inside_a_capture_asks_for_no_total(void **state)
+{
+    (void)state;
+    ct_device devices[2];
+    for (int d = 0; d < device_list(devices); d++) {
+        ct_scope_push();
+        ct_tensor *p = ct_zeros((int64_t[]){64}, 1, CT_F32, devices[d]);
+        ct_requires_grad_(p, true);
+        ct_tensor *twos = ct_full((int64_t[]){64}, 1, 2.0, CT_F32, devices[d]);
+        assert_int_equal(ct_backward(ct_sum(ct_mul(p, twos), NULL, 0, false)), CT_OK); /* grad: 2s, norm 16 */
+        ct_graph *graph = ct_graph_new();
+        assert_int_equal(ct_graph_begin(graph, devices[d], NULL), CT_OK);
+        double total = -1;
+        assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 2.0, &total), CT_ERR_CAPTURE);
+        assert_error(CT_ERR_CAPTURE, "reads total_norm back to the host (pass NULL for it");
+        assert_int_equal(ct_graph_end(graph), CT_ERR_CAPTURE);
+        assert_error(CT_ERR_CAPTURE, "abandoned");
+        ct_graph_free(graph);
+
+        graph = ct_graph_new();
+        assert_int_equal(ct_graph_begin(graph, devices[d], NULL), CT_OK);
+        assert_int_equal(ct_clip_grad_norm_(&p, 1, 1.0, 2.0, NULL), CT_OK);
+        assert_int_equal(ct_graph_end(graph), CT_OK);
+        float grad[64];
+        assert_int_equal(ct_tensor_to_array(ct_grad(p), grad, sizeof grad), CT_OK);
+        assert_true(grad[0] == 2.0f); /* the capture ran nothing */
+        assert_int_equal(ct_graph_replay(graph), CT_OK);
+        assert_int_equal(ct_tensor_to_array(ct_grad(p), grad, sizeof grad), CT_OK);
+        for (int i = 0; i < 64; i++) assert_true(grad[i] == (float)(2.0f * (float)(1.0 / (16.0 + 1e-6))));
+        ct_graph_free(graph);
+        ct_scope_pop();
+    }
+}
+
 static void *synchronize_from_another_thread(void *context)
 {
     other_thread *t = context;
@@ -252,6 +289,7 @@ int main(void)
         cmocka_unit_test(tensors_freed_during_a_capture_stay_the_graphs),
         cmocka_unit_test(another_threads_sync_is_refused_and_the_capture_goes_on),
         cmocka_unit_test(cross_entropy_in_a_graph_gives_nan_for_a_class_out_of_range),
+        cmocka_unit_test(clipping_inside_a_capture_asks_for_no_total),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
