@@ -1,7 +1,7 @@
 /* What a capture cannot hold fails with CT_ERR_CAPTURE naming the op and why, abandons the
  * capture, and leaves the stream and the allocator usable (an eager op and a new capture work);
  * graphs used out of turn are refused; tensors freed during a capture stay the graph's until it
- * is freed. On the CPU and on OpenCL (PoCL). */
+ * is freed; clipping is captured, but not a read of its total. On the CPU and on OpenCL (PoCL). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
