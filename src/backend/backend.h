@@ -32,6 +32,12 @@ ct_status ct_backend_work_shape(ct_device device, ct_work_shape *shape);
 ct_status ct_backend_gemm(ct_device device, const ct_gemm_args *args);
 /* Does the device's gemm multiply `dtype` itself (see ct_backend.gemm_takes)? */
 bool ct_backend_gemm_takes(ct_device device, ct_dtype dtype);
+/* Does the device convolve this itself (its DNN library; see ct_backend.conv2d_takes)? */
+bool ct_backend_conv2d_takes(ct_device device, const ct_conv2d_args *args);
+/* A convolution by the device's DNN library on the current stream (captured like a product). */
+ct_status ct_backend_conv2d(ct_device device, const ct_conv2d_args *args);
+/* The same on a given stream, counted but never captured (launch_record.c's replay). */
+ct_status ct_backend_conv2d_replayed(ct_device device, void *stream, const ct_conv2d_args *args);
 
 /* How many launches of kernel (with work to do) reached device since the start; devices of
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */

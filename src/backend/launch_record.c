@@ -5,14 +5,17 @@
 #include "backend/launch_record.h"
 #include "core/core_internal.h"
 
+typedef enum { RECORDED_KERNEL, RECORDED_GEMM, RECORDED_CONV2D } recorded_kind;
+
 typedef struct recorded {
-    bool is_gemm;
+    recorded_kind kind;
     int group_size;
     ct_kernel_id kernel;
     long work;
     void *buffers[CT_KERNEL_WIDE_BUFFERS];
     ct_kparams params;
     ct_gemm_args gemm;
+    ct_conv2d_args conv2d;
 } recorded;
 
 struct ct_launch_record {
@@ -66,8 +69,17 @@ ct_status ct_launch_record_gemm(ct_launch_record *record, const ct_gemm_args *ar
 {
     recorded *call = append(record);
     if (!call) return ct_last_error();
-    call->is_gemm = true;
+    call->kind = RECORDED_GEMM;
     call->gemm = *args;
+    return CT_OK;
+}
+
+ct_status ct_launch_record_conv2d(ct_launch_record *record, const ct_conv2d_args *args)
+{
+    recorded *call = append(record);
+    if (!call) return ct_last_error();
+    call->kind = RECORDED_CONV2D;
+    call->conv2d = *args;
     return CT_OK;
 }
 
@@ -77,9 +89,12 @@ ct_status ct_launch_record_replay(const ct_launch_record *record, ct_device devi
 {
     for (long i = 0; i < record->count; i++) {
         const recorded *call = &record->calls[i];
-        ct_status status = call->is_gemm ? ct_backend_gemm_replayed(device, stream, &call->gemm)
-                                         : ct_backend_launch_replayed(device, stream, call->kernel, call->buffers,
-                                                                      &call->params, call->work, call->group_size);
+        ct_status status;
+        if (call->kind == RECORDED_GEMM) status = ct_backend_gemm_replayed(device, stream, &call->gemm);
+        else if (call->kind == RECORDED_CONV2D) status = ct_backend_conv2d_replayed(device, stream, &call->conv2d);
+        else
+            status = ct_backend_launch_replayed(device, stream, call->kernel, call->buffers, &call->params,
+                                                call->work, call->group_size);
         if (status != CT_OK) return status;
     }
     return CT_OK;

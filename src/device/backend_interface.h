@@ -23,6 +23,23 @@ typedef struct ct_gemm_args {
     void *c; long c_offset, ldc, c_batch_stride;
 } ct_gemm_args;
 
+/* A 2-D convolution of contiguous tensors: x [n, c, h, w], weight [o, c / groups, kh, kw], y [n, o,
+ * out_h, out_w]; offsets in elements. The forward writes y = conv(x, weight) (+ bias [o] when
+ * bias is not NULL); the backward of the data writes x from y's gradient (in y); the backward of
+ * the weight writes weight from x and y's gradient. Dilation 1 is a dense kernel, as PyTorch's. */
+typedef enum ct_conv_pass { CT_CONV_FORWARD, CT_CONV_BACKWARD_DATA, CT_CONV_BACKWARD_WEIGHT } ct_conv_pass;
+
+typedef struct ct_conv2d_args {
+    ct_conv_pass pass;
+    ct_dtype dtype;
+    long n, c, h, w, o, kh, kw, out_h, out_w, groups;
+    long stride[2], padding[2], dilation[2];
+    void *x; long x_offset;
+    void *weight; long weight_offset;
+    void *bias; long bias_offset;
+    void *y; long y_offset;
+} ct_conv2d_args;
+
 /* How a device wants work split. The op layer plans its launches from this (src/ops/work_split.c):
  * a CPU wants a few long work items per core, each a group of one that walks a long vector loop;
  * a GPU wants blocks of cooperating threads, enough of them to keep every multiprocessor busy,
@@ -97,6 +114,11 @@ typedef struct ct_backend {
      * where the device's BLAS has a 16-bit product (the ops layer multiplies the others in float32
      * and rounds the result once, see src/ops/gemm_any.c). NULL: float32 and float64 only. */
     bool (*gemm_takes)(int index, ct_dtype dtype);
+    /* Convolution by the device's own DNN library (oneDNN on the CPU, as cuDNN under PyTorch on a
+     * GPU). conv2d_takes says whether it runs this one; NULL, or false: the ops layer convolves as
+     * im2col + gemm. */
+    ct_status (*conv2d)(int index, void *stream, const ct_conv2d_args *args);
+    bool (*conv2d_takes)(int index, const ct_conv2d_args *args);
     /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);
 

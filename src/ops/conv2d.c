@@ -52,6 +52,28 @@ void ct_conv2d_make_setup(const int64_t *input_shape, const int64_t *weight_shap
     if (s->chunk < 1) s->chunk = 1;
 }
 
+ct_conv2d_args ct_conv2d_library_args(const ct_conv2d_setup *s, ct_conv_pass pass, const ct_tensor *x,
+                                      const ct_tensor *w, const ct_tensor *bias, const ct_tensor *y)
+{
+    const ct_window2d *g = &s->g;
+    ct_conv2d_args a = {.pass = pass, .dtype = x->dtype, .n = (long)s->n, .c = (long)s->c, .h = (long)g->h,
+                        .w = (long)g->w, .o = (long)s->o, .kh = (long)g->kh, .kw = (long)g->kw,
+                        .out_h = (long)g->out_h, .out_w = (long)g->out_w, .groups = (long)s->groups,
+                        .stride = {(long)g->sh, (long)g->sw}, .padding = {(long)g->ph, (long)g->pw},
+                        .dilation = {(long)g->dh, (long)g->dw}};
+    a.x = ct_tensor_handle(x);
+    a.x_offset = (long)x->offset;
+    a.weight = ct_tensor_handle(w);
+    a.weight_offset = (long)w->offset;
+    a.y = ct_tensor_handle(y);
+    a.y_offset = (long)y->offset;
+    if (bias) {
+        a.bias = ct_tensor_handle(bias);
+        a.bias_offset = (long)bias->offset;
+    }
+    return a;
+}
+
 ct_tensor *ct_conv2d_alloc_col(const ct_conv2d_setup *s, ct_device device, ct_dtype dtype)
 {
     int64_t shape[2] = {s->chunk * s->k, s->l};
@@ -219,6 +241,16 @@ static ct_tensor *conv2d_forward(const ct_tensor *x, const ct_tensor *w, const c
     int64_t shape[4] = {s->n, s->o, s->g.out_h, s->g.out_w};
     ct_tensor *out = ct_tensor_alloc(FN, device, x->dtype, shape, 4);
     if (!out || ct_numel(out) == 0) return out;
+    ct_tensor *b = bias && s->kg > 0 ? ct_contiguous(bias) : NULL;
+    ct_conv2d_args library = ct_conv2d_library_args(s, CT_CONV_FORWARD, x, w, b, out);
+    if (s->kg > 0 && (!bias || b) && ct_backend_conv2d_takes(device, &library)) {
+        ct_status status = ct_backend_conv2d(device, &library);
+        ct_release(b);
+        if (status == CT_OK) return out;
+        ct_release(out);
+        return NULL;
+    }
+    ct_release(b);
     ct_status status = start_output(out, bias, s);
     if (status != CT_OK || s->kg == 0) {
         if (status == CT_OK) return out;

@@ -108,14 +108,34 @@ static ct_status column_grad(const ct_tensor *w, const ct_tensor *grad, ct_tenso
     return CT_OK;
 }
 
+/* Both by the device's DNN library, when it takes them: true, with the status in *status. */
+static bool library_grads(const ct_tensor *x, const ct_tensor *w, const ct_tensor *grad,
+                          const ct_conv2d_setup *s, ct_tensor *grad_input, ct_tensor *grad_w,
+                          ct_status *status)
+{
+    ct_device device = x->storage->device;
+    ct_conv2d_args data = ct_conv2d_library_args(s, CT_CONV_BACKWARD_DATA, grad_input ? grad_input : x, w,
+                                                 NULL, grad);
+    ct_conv2d_args weight = ct_conv2d_library_args(s, CT_CONV_BACKWARD_WEIGHT, x, grad_w ? grad_w : w,
+                                                   NULL, grad);
+    if ((grad_input && !ct_backend_conv2d_takes(device, &data)) ||
+        (grad_w && !ct_backend_conv2d_takes(device, &weight)))
+        return false;
+    *status = CT_OK;
+    if (grad_w) *status = ct_backend_conv2d(device, &weight);
+    if (grad_input && *status == CT_OK) *status = ct_backend_conv2d(device, &data);
+    return true;
+}
+
 /* Fills grad_w (when not NULL) and grad_input (when not NULL), both new and contiguous. */
 static ct_status input_and_weight_grads(const ct_tensor *x, const ct_tensor *w, const ct_tensor *grad,
                                         const ct_conv2d_setup *s, ct_tensor *grad_input,
                                         ct_tensor *grad_w)
 {
     ct_status status = CT_OK;
-    if (grad_w) status = ct_tensor_fill(grad_w, 0.0);
     bool products = s->og > 0 && s->kg > 0 && s->n > 0;
+    if (products && library_grads(x, w, grad, s, grad_input, grad_w, &status)) return status;
+    if (grad_w) status = ct_tensor_fill(grad_w, 0.0);
     if (grad_input && !products) return status == CT_OK ? ct_tensor_fill(grad_input, 0.0) : status;
     if (!products || status != CT_OK) return status;
     ct_device device = x->storage->device;

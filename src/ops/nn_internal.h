@@ -5,6 +5,7 @@
 #define CT_OPS_NN_INTERNAL_H
 
 #include "ctorch/nn_functional.h"
+#include "device/backend_interface.h"
 #include "ops/ops_autograd.h"
 
 /* The dtype the nn and batch-norm kernels keep their sums and per-row or per-channel tables in
@@ -77,6 +78,10 @@ void ct_conv2d_make_setup(const int64_t *input_shape, const int64_t *weight_shap
 ct_status ct_conv2d_im2col(const ct_tensor *x, int64_t first, int64_t count,
                            const ct_conv2d_setup *s, ct_tensor *col);
 /* The im2col buffer for s: [chunk * k, l] on device, from the caching allocator. */
+/* The convolution of contiguous x, w and y as the backend's DNN library takes it (bias NULL: none;
+ * only the forward reads it). */
+ct_conv2d_args ct_conv2d_library_args(const ct_conv2d_setup *s, ct_conv_pass pass, const ct_tensor *x,
+                                      const ct_tensor *w, const ct_tensor *bias, const ct_tensor *y);
 ct_tensor *ct_conv2d_alloc_col(const ct_conv2d_setup *s, ct_device device, ct_dtype dtype);
 /* Tests only: the largest im2col buffer in bytes (0 restores the default of 64 MiB), so that
  * a small batch runs in chunks. */

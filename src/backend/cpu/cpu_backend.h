@@ -10,5 +10,8 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *args);
 /* float16/bfloat16 products in OpenBLAS's shgemm/sbgemm, where it has them (cpu_blas_half.c). */
 bool ct_cpu_gemm_takes(int index, ct_dtype dtype);
 ct_status ct_cpu_half_gemm(const ct_gemm_args *args);
+/* Convolutions in oneDNN where it is built in (cpu_conv.c). */
+bool ct_cpu_conv2d_takes(int index, const ct_conv2d_args *args);
+ct_status ct_cpu_conv2d(int index, void *stream, const ct_conv2d_args *args);
 
 #endif

@@ -1,10 +1,11 @@
-/* Matrix products on the CPU through OpenBLAS (cblas), one call per matrix of a batch (float16
- * and bfloat16 in cpu_blas_half.c). */
+/* Matrix products on the CPU: to oneDNN or OpenBLAS as cpu_engine_choice.c decides; through
+ * OpenBLAS (cblas), one call per matrix of a batch (float16 and bfloat16 in cpu_blas_half.c). */
 #include <cblas.h>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_blas_workspace.h"
+#include "backend/cpu/cpu_engine_choice.h"
 #include "core/core_internal.h"
 
 ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
@@ -13,6 +14,9 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
     (void)stream;
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
+#ifdef CTORCH_HAVE_ONEDNN
+    if (ct_cpu_gemm_engine(g) == CT_CPU_ENGINE_ONEDNN) return ct_onednn_gemm(g);
+#endif
     if (g->dtype == CT_F16 || g->dtype == CT_BF16) return ct_cpu_half_gemm(g);
     if (g->dtype != CT_F32 && g->dtype != CT_F64)
         return ct_error(CT_ERR_DTYPE, "cpu gemm: dtype %s has no BLAS routine", ct_dtype_name(g->dtype));

@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_blas_workspace.h"
+#include "backend/cpu/cpu_engine_choice.h"
 #include "core/core_internal.h"
 
 /* cblas_sbgemm's and cblas_shgemm's signature, with the 16-bit elements as their bits. */
@@ -52,6 +53,7 @@ static half_gemm_fn half_gemm(ct_dtype dtype)
 bool ct_cpu_gemm_takes(int index, ct_dtype dtype)
 {
     (void)index;
+    if (ct_cpu_onednn_multiplies(dtype)) return true;
     return dtype == CT_F32 || dtype == CT_F64 || half_gemm(dtype) != NULL;
 }
 

