@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include "backend/cpu/cpu_blas_threads.h"
+#include "backend/cpu/cpu_engine_choice.h"
 #include "test_common.h"
 
 #define OPENBLAS_PTHREADS 1
@@ -15,6 +16,7 @@ static int setup(void **state)
 {
     (void)state;
     threads_at_start = openblas_get_num_threads();
+    ct_cpu_engine_set_for_testing("openblas"); /* the products this shows are OpenBLAS's */
     return 0;
 }
 
@@ -22,6 +24,7 @@ static int teardown(void **state)
 {
     (void)state;
     openblas_set_num_threads(threads_at_start);
+    ct_cpu_engine_set_for_testing(NULL);
     return 0;
 }
 

@@ -23,9 +23,10 @@
 
 typedef enum { CHOICE_AUTO, CHOICE_OPENBLAS, CHOICE_ONEDNN } choice;
 
+static _Atomic int read; /* 0 not read, else choice + 1 */
+
 static choice user_choice(void)
 {
-    static _Atomic int read; /* 0 not read, else choice + 1 */
     if (read == 0) {
         const char *text = getenv("CTORCH_CPU_ENGINE");
         choice c = CHOICE_AUTO;
@@ -37,6 +38,13 @@ static choice user_choice(void)
         read = (int)c + 1;
     }
     return (choice)(read - 1);
+}
+
+void ct_cpu_engine_set_for_testing(const char *name)
+{
+    read = name == NULL ? 0 : strcmp(name, "openblas") == 0 ? CHOICE_OPENBLAS + 1
+                            : strcmp(name, "onednn") == 0   ? CHOICE_ONEDNN + 1
+                                                            : CHOICE_AUTO + 1;
 }
 
 ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)

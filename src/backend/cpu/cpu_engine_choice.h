@@ -18,6 +18,9 @@ bool ct_cpu_onednn_multiplies(ct_dtype dtype);
 /* Whether convolutions run as oneDNN primitives (else im2col + GEMM above the backend). */
 bool ct_cpu_conv_in_onednn(void);
 
+/* Tests: as CTORCH_CPU_ENGINE=name ("auto", "openblas", "onednn"; NULL: read the variable again). */
+void ct_cpu_engine_set_for_testing(const char *name);
+
 #ifdef CTORCH_HAVE_ONEDNN
 ct_status ct_onednn_gemm(const ct_gemm_args *args);
 /* Whether this CPU has oneDNN kernels for products of dtype (float32 always). */
