@@ -10,5 +10,10 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *args);
 /* float16/bfloat16 products in OpenBLAS's shgemm/sbgemm, where it has them (cpu_blas_half.c). */
 bool ct_cpu_gemm_takes(int index, ct_dtype dtype);
 ct_status ct_cpu_half_gemm(const ct_gemm_args *args);
+/* /proc/cpuinfo's model name, or "CPU". */
+void ct_cpu_model_name(char *buf, size_t size);
+/* Logs once, at warning level, each matrix engine whose kernels use far less than the CPU offers
+ * (cpu_info.c). */
+void ct_cpu_warn_slow_matrix_engines(void);
 
 #endif
