@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cpu_report.h"
 #include "ctorch.h"
 #include "json_write.h"
 
@@ -136,6 +137,16 @@ int ct_bench_main(int argc, char **argv)
         return 1;
     }
     bool prints = !distributed || ct_dist_rank() == 0;
+    /* The CPU and its engines' kernels first: every CPU figure below depends on them. In JSON, one
+     * line {"cpu": {...}} without name and value (bench/peer_compare.py skips it). */
+    if (prints && p.json) {
+        cJSON *line = ct_json_object(), *cpu = ct_cpu_report_json();
+        if (cpu && !cJSON_AddItemToObject(line, "cpu", cpu)) cJSON_Delete(cpu);
+        ct_json_print_line(stdout, line);
+    } else if (prints) {
+        ct_cpu_report_print(stdout);
+        printf("\n");
+    }
     if (!p.json && prints)
         printf("%-28s %-8s %12s %-9s %12s %8s  %-16s %s\n", "benchmark", "device", "ctorch", "unit",
                "baseline", "ratio", "target", "");

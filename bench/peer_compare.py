@@ -35,8 +35,10 @@ TARGETS = {
 TIME_UNITS = {"us", "ms", "s"}
 
 
-def read_lines(path, problems):
-    """The JSON objects of a file, one per line, in order; other lines go to problems."""
+def read_lines(path, problems, header=None):
+    """The JSON objects of a file, one per line, in order; other lines go to problems. `ctorch
+    bench --json`'s header line ({"cpu": {...}}: the CPU and its matrix engines' kernels) goes to
+    header, a dict, where one is given."""
     rows = []
     try:
         with open(path, encoding="utf-8") as f:
@@ -51,11 +53,21 @@ def read_lines(path, problems):
                     continue
                 if isinstance(row, dict) and "name" in row and "value" in row:
                     rows.append(row)
+                elif isinstance(row, dict) and "cpu" in row and "name" not in row:
+                    if header is not None:
+                        header.update(row)
                 else:
                     problems.append(f"{path}:{number}: no name and value: {line[:60]}")
     except OSError as error:
         problems.append(f"{path}: {error.strerror}")
     return rows
+
+
+def cpu_summary(cpu):
+    """"Intel Xeon ...; OpenBLAS SkylakeX, oneDNN avx512_core_vnni" from ctorch's header line."""
+    engines = ", ".join(f"{e.get('name')} {e.get('kernel')}" + (" (BELOW the CPU)" if e.get("below_cpu") else "")
+                        for e in cpu.get("engines", []) if isinstance(e, dict))
+    return f"{cpu.get('model_name', '?')}; {engines or 'no engines'}"
 
 
 def speed_ratio(ours, theirs, unit):
@@ -87,8 +99,8 @@ def main(argv):
     if bool(args.peer) == bool(args.no_peer):
         parser.error("give --peer FILE or --no-peer REASON")
 
-    problems = []
-    all_rows = read_lines(args.ctorch, problems)
+    problems, header = [], {}
+    all_rows = read_lines(args.ctorch, problems, header)
     ctorch = {r["name"]: r for r in all_rows if r.get("device", args.device) == args.device}
     peer, peer_version, fake = {}, "PyTorch", False
     if args.peer:
@@ -115,6 +127,8 @@ def main(argv):
     print(f"---- {title} ----")
     if args.no_peer:
         print(f"PyTorch: {args.no_peer}; ctorch's figures alone")
+    if args.device == "cpu" and isinstance(header.get("cpu"), dict):
+        print(f"ctorch's CPU: {cpu_summary(header['cpu'])}")
     header = f"{'benchmark':28s} {'unit':9s} {'ctorch':>10s} {'PyTorch':>10s} {'ratio':>7s}  target"
     print(header)
     met = missed = 0

@@ -4,6 +4,7 @@
 
 #include "ctorch/core.h"
 #include "ctorch/device.h"
+#include "ctorch/cpu.h"
 #include "ctorch/alloc.h"
 #include "ctorch/tensor.h"
 #include "ctorch/ops.h"

@@ -1,6 +1,8 @@
-/* ctorch info [--json]: the backends (built in, available, why not) and every device. */
+/* ctorch info [--json]: the backends (built in, available, why not), every device, and the CPU with
+ * the kernels its matrix engines chose. */
 #include <string.h>
 
+#include "cpu_report.h"
 #include "ctorch.h"
 #include "tool.h"
 
@@ -61,6 +63,8 @@ static void print_json(const device_row *rows, int count)
         ct_json_add_bool(device, "is_gpu", row->props.is_gpu);
         cJSON_AddItemToArray(devices, device);
     }
+    cJSON *cpu = ct_cpu_report_json();
+    if (cpu && !cJSON_AddItemToObject(root, "cpu", cpu)) cJSON_Delete(cpu);
     ct_device best = CT_DEVICE_CPU;
     char best_name[CT_DEVICE_STRING_MAX];
     ct_best_device(&best);
@@ -99,6 +103,8 @@ static void print_table(const device_row *rows, int count)
                    rows[i].props.compute_capability_minor);
         printf("\n");
     }
+    printf("\n");
+    ct_cpu_report_print(stdout);
     ct_device best = CT_DEVICE_CPU;
     char best_name[CT_DEVICE_STRING_MAX];
     if (ct_best_device(&best) != CT_OK)
@@ -118,7 +124,8 @@ int ct_cmd_info(int argc, char **argv)
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: ctorch info [--json]\n\n"
                    "  the backends (compiled in, available, or why not), every device with its memory,\n"
-                   "  the best device (CTORCH_DEVICE overrides it) and the data set train reads\n\n"
+                   "  the CPU's extensions and the kernels its matrix libraries chose, the best device\n"
+                   "  (CTORCH_DEVICE overrides it) and the data set train reads\n\n"
                    "  --json    one JSON object\n");
             return 0;
         } else {

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     if (strcmp(command, "info") == 0) return ct_cmd_info(argc - 2, argv + 2);
     /* OpenMP's threads wait passively here as in every program that loads libctorch
-     * (src/startup/passive_waiting.c): no restart with OMP_WAIT_POLICY set is needed. */
+     * (src/startup/before_libraries.c): no restart with OMP_WAIT_POLICY set is needed. */
     if (strcmp(command, "train") == 0) return ct_cmd_train(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0) return ct_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return ct_cmd_bench(argc - 2, argv + 2);

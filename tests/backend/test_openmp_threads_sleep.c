@@ -4,7 +4,7 @@
  * and made library programs and `ctorch bench` about 4x slower there.
  *
  * The library sets OMP_WAIT_POLICY=passive before libgomp reads its environment
- * (src/startup/passive_waiting.c). Shown two ways: this program (linked as the tests link: the
+ * (src/startup/before_libraries.c). Shown two ways: this program (linked as the tests link: the
  * shared library, with cmocka and OpenBLAS beside it) spends no CPU time while it sleeps after a
  * parallel op; and libgomp itself, asked to print its settings (OMP_DISPLAY_ENV=verbose) in the
  * `ctorch` command (the shared library, as users link it), reports a spin count of 0, and the

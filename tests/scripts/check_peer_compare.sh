@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/peer_compare.py and bench/torch_bench.py without PyTorch: the join of ctorch's and a peer's
 # JSON lines (ratios, time units inverted, targets met and missed on a CUDA device, none on the
-# CPU), --strict failing on a broken join and only then, ctorch alone with --no-peer, and the fake
-# peer printing the cases ctorch bench's device groups name. Skipped (77) without python3.
+# CPU; ctorch's header line about the CPU shown, not reported as a problem), --strict failing on a
+# broken join and only then, ctorch alone with --no-peer, and the fake peer printing the cases
+# ctorch bench's device groups name. Skipped (77) without python3.
 # Usage: check_peer_compare.sh <source dir>
 set -u
 source_dir=$1
@@ -13,6 +14,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*"; [ -e "$work/out" ] && { echo "--- output:"; cat "$work/out"; }; exit 1; }
 
 cat > "$work/ctorch.json" <<'JSON'
+{"cpu": {"model_name": "Test CPU", "extensions": ["avx2", "fma"], "engines": [{"name": "OpenBLAS", "kernel": "Haswell", "below_cpu": false}, {"name": "oneDNN", "kernel": "sse41", "below_cpu": true}]}}
 {"name": "matmul_f32_256", "device": "cuda:0", "value": 100, "unit": "GFLOP/s", "baseline": null, "ratio": null, "target": "report", "met": true}
 {"name": "add_f32_16M", "device": "cuda:0", "value": 2900, "unit": "GB/s", "baseline": 2950, "ratio": 0.98, "target": "report", "met": true}
 {"name": "sum_f32_16M", "device": "cuda:0", "value": 1000, "unit": "GB/s", "baseline": null, "ratio": null, "target": "report", "met": true}
@@ -45,6 +47,8 @@ sed 's/cuda:0/cpu/' "$work/peer.json" > "$work/peer-cpu.json"
 "$python" "$compare" --ctorch "$work/ctorch-cpu.json" --peer "$work/peer-cpu.json" --device cpu > "$work/out" 2>&1 || fail "cpu join"
 row sum_f32_16M | grep -q "0.500$" || fail "cpu: the ratio without a target"
 grep -q 'MISSED\|met' "$work/out" && fail "cpu: targets are for a GPU"
+grep -q "^ctorch's CPU: Test CPU; OpenBLAS Haswell, oneDNN sse41 (BELOW the CPU)$" "$work/out" \
+  || fail "cpu: ctorch bench's header line (the CPU and its engines' kernels) is shown"
 echo "ok: a join on the cpu, without targets"
 
 # A broken join: PyTorch measured a case ctorch did not, and a unit differs.

@@ -9,19 +9,29 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/core_internal.h"
-#include "startup/passive_waiting.h"
+#include "startup/before_libraries.h"
+#include "startup/cpu_features.h"
 
 static bool cpu_init(char *reason, size_t reason_size)
 {
     (void)reason;
     (void)reason_size;
-    /* The call also keeps libctorch_passive_waiting among the libraries the linker records (one
-     * that links with --as-needed drops a library whose functions are never called). */
-    int set = ct_passive_waiting_set();
+    /* The call also keeps libctorch_startup among the libraries the linker records (one that links
+     * with --as-needed drops a library whose functions are never called). */
+    int set = ct_startup_environment_set();
     if (set)
-        ct_log_message(CT_LOG_DEBUG, "cpu: threads wait passively (set by ctorch:%s%s)",
-                       set & CT_PASSIVE_SET_OMP_WAIT_POLICY ? " OMP_WAIT_POLICY=passive" : "",
-                       set & CT_PASSIVE_SET_OPENBLAS_THREAD_TIMEOUT ? " OPENBLAS_THREAD_TIMEOUT=4" : "");
+        ct_log_message(CT_LOG_DEBUG, "cpu: set by ctorch before the libraries started:%s%s%s%s",
+                       set & CT_STARTUP_SET_OMP_WAIT_POLICY ? " OMP_WAIT_POLICY=passive" : "",
+                       set & CT_STARTUP_SET_OPENBLAS_THREAD_TIMEOUT ? " OPENBLAS_THREAD_TIMEOUT=4" : "",
+                       set & CT_STARTUP_SET_OPENBLAS_CORETYPE ? " OPENBLAS_CORETYPE=" : "",
+                       set & CT_STARTUP_SET_OPENBLAS_CORETYPE ? ct_startup_openblas_coretype() : "");
+    /* The permission is the whole process's (its threads', now and later), asked once.
+     * oneDNN asks for it itself (2.6.3: src/cpu/x64/cpu_isa_traits.cpp, amx::init, at its first
+     * check for AMX), so that is not what lets oneDNN use AMX; asked here, ctorch knows and reports
+     * whether AMX can run (ct_cpu_get_info; a refusal shows as oneDNN's kernels below the CPU), and
+     * AMX code of its own may run. */
+    if (ct_cpu_features_get()->has.amx_tile) (void)ct_cpu_request_amx_permission();
+    ct_cpu_warn_slow_matrix_engines();
     return true;
 }
 
@@ -43,7 +53,7 @@ static size_t meminfo_bytes(const char *field)
     return value;
 }
 
-static void cpu_model_name(char *buf, size_t size)
+void ct_cpu_model_name(char *buf, size_t size)
 {
     snprintf(buf, size, "CPU");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -65,7 +75,7 @@ static void cpu_model_name(char *buf, size_t size)
 static ct_status cpu_get_properties(int index, ct_device_props *props)
 {
     (void)index;
-    cpu_model_name(props->name, sizeof props->name);
+    ct_cpu_model_name(props->name, sizeof props->name);
     snprintf(props->vendor, sizeof props->vendor, "host");
     snprintf(props->driver_version, sizeof props->driver_version, "ctorch %s", CT_VERSION_STRING);
     props->total_memory = meminfo_bytes("MemTotal");

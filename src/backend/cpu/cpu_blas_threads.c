@@ -1,8 +1,8 @@
 /* Small products on one thread.
  *
  * OpenBLAS hands a product of more than 262144 multiply-adds to its threads, and ctorch makes those
- * threads sleep as soon as they have no work (OPENBLAS_THREAD_TIMEOUT, src/startup/passive_waiting.c),
- * so each such product wakes them. For the products of a small model that costs more than the
+ * threads sleep as soon as they have no work (OPENBLAS_THREAD_TIMEOUT,
+ * src/startup/before_libraries.c), so each such product wakes them. For the products of a small model that costs more than the
  * thread saves: on 2 cores, the digits MLP's step at batch 32 (products of 32 x 256 x 64) took
  * 59 us with OpenBLAS's threads and 36 us with one (replayed; 63 and 47 us eager), about one
  * context switch per step fewer. A lone product of 64 x 256 x 32 takes as long either way; 128^3

@@ -1,6 +1,7 @@
-/* libctorch_passive_waiting: makes the OpenMP runtime and OpenBLAS's threads wait passively (they
- * sleep, instead of spinning, while they wait for work) in every program that loads ctorch, unless
- * the user chose otherwise.
+/* libctorch_startup: settles, before the OpenMP runtime and OpenBLAS start, what they read from the
+ * environment once and never again, in every program that loads ctorch, unless the user chose
+ * otherwise: that their threads wait passively (they sleep, instead of spinning, while they wait
+ * for work), and which of OpenBLAS's kernels run on this CPU.
  *
  * Spinning threads take the cores from each other on a busy machine: on 2 shared cores, ctorch's
  * training ran about 4x slower with libgomp's default (spin about 300000 times before sleeping)
@@ -15,23 +16,36 @@
  * OpenBLAS, so it is loaded after them and its constructor runs before theirs. libctorch cannot do
  * this itself: it depends on libgomp, whose constructor therefore runs first. (-z initfirst would
  * run it even before libc's own, whose start then replaces the environment we set.)
- * tests/backend/test_openmp_threads_sleep.c checks the effect in a program linked as users link. */
+ * tests/backend/test_openmp_threads_sleep.c checks the waiting in a program linked as users link,
+ * tests/backend/test_openblas_kernels_chosen_by_extensions.c the kernels. */
 #include <stdlib.h>
 
-#include "startup/passive_waiting.h"
+#include "startup/before_libraries.h"
+#include "startup/cpu_features.h"
 
 static int what_was_set;
+static const char *openblas_coretype_set;
 
-__attribute__((constructor)) static void prefer_passive_waiting(void)
+__attribute__((constructor)) static void settle_environment_before_libraries(void)
 {
     /* The user's choice stands: either variable means they chose how libgomp waits. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
-        what_was_set |= CT_PASSIVE_SET_OMP_WAIT_POLICY;
+        what_was_set |= CT_STARTUP_SET_OMP_WAIT_POLICY;
     /* OpenBLAS's pthreads build: its threads sleep after 2^4 cycles without work (the least it
      * takes), instead of 2^28. The OpenMP build waits as libgomp does. */
     if (!getenv("OPENBLAS_THREAD_TIMEOUT") && setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0) == 0)
-        what_was_set |= CT_PASSIVE_SET_OPENBLAS_THREAD_TIMEOUT;
+        what_was_set |= CT_STARTUP_SET_OPENBLAS_THREAD_TIMEOUT;
+    /* The kernels by the CPU's extensions, not by its model, which OpenBLAS only knows when it is
+     * older than OpenBLAS (cpu_features.c, ct_openblas_coretype_for). A user's OPENBLAS_CORETYPE
+     * stands, even a slower one: they may be measuring it. */
+    const char *coretype = ct_openblas_coretype_for(ct_cpu_features_get());
+    if (coretype && !getenv("OPENBLAS_CORETYPE") && setenv("OPENBLAS_CORETYPE", coretype, 0) == 0) {
+        what_was_set |= CT_STARTUP_SET_OPENBLAS_CORETYPE;
+        openblas_coretype_set = coretype;
+    }
 }
 
-int ct_passive_waiting_set(void) { return what_was_set; }
+int ct_startup_environment_set(void) { return what_was_set; }
+
+const char *ct_startup_openblas_coretype(void) { return openblas_coretype_set; }
