@@ -101,6 +101,10 @@ void ct_bench_training(const char *filter, ct_bench_report report, void *context
 /* The models of `ctorch train` (mlp, cnn; Adam) trained at batch 32 and 512 on --device, in
  * samples per second (bench_train_models.c). */
 void ct_bench_train_models(const char *filter, ct_bench_report report, void *context);
+/* The digits cnn's two convolutions, forward and backward, at batch 32 and 512 (bench_conv2d.c). */
+void ct_bench_conv2d(const char *filter, ct_bench_report report, void *context);
+/* A training step of a small transformer block built from today's ops (bench_transformer_block.c). */
+void ct_bench_transformer_block(const char *filter, ct_bench_report report, void *context);
 /* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */
 void ct_bench_optimizer_step(const char *filter, ct_bench_report report, void *context);
 /* A digits training step captured once and replayed against the same step run eagerly, on the

@@ -4,18 +4,27 @@ named the same, so that scripts/gpu-check (through bench/peer_compare.py) can se
 
     bench/torch_bench.py [--json] [--device D] [--quick] [--big|--no-big] [--fake] [FILTER]
 
-Cases, as in bench/bench_elementwise.c, bench_matmul.c, bench_overhead.c, bench_train_models.c:
+Cases, as in bench/bench_elementwise.c, bench_matmul.c, bench_overhead.c, bench_train_models.c,
+bench_conv2d.c, bench_transformer_block.c:
   GB/s (bytes read + written): add, mul, exp, sum, max of 16M and 256M float32; sum over dim 0 and
     over dim 1 of [4096, 4096]; softmax (dim 1) and cross-entropy of [4096, 1000]
-  GFLOP/s: matmul of float32 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls by
+  GFLOP/s: matmul of float32 256, 512, 1024, 2048 and 8192, without TF32 (as ctorch's cuBLAS calls by
     default); on a CUDA device again with TF32 allowed (torch.backends.cuda.matmul.allow_tf32 for
-    that case only), as matmul_f32_tf32_N (ctorch's with ct_set_float32_matmul_precision("high"))
+    that case only), from 1024 up, as matmul_f32_tf32_N (ctorch's with ct_set_float32_matmul_precision("high"))
   GFLOP/s: matmul of bfloat16 and float16 1024, 2048 and 8192 (matmul_bf16_N, matmul_f16_N, as
     bench/bench_half.c)
   GB/s: conversion of 16M elements float32 <-> bfloat16 and float16 (convert_f32_to_bf16_16M...)
   us: op_overhead_add_4, 1000 adds of 4 floats then a wait for the device, per add
   samples/s: the models of `ctorch train` (mlp, cnn; Adam, lr 1e-3 / 3e-3, cross-entropy) at
     batch 32 and 512, PyTorch eager, the batch already on the device
+  samples/s: conv2d_fwd_bwd_cnn_b32 and _b512, the cnn's two convolutions (1 -> 16 channels on
+    8 x 8, 16 -> 32 on 4 x 4, 3 x 3, padding 1) forward, then backward from fixed gradients
+    (weights, biases, the second's input)
+  samples/s: train_transformer_block_b32, a training step of a small GPT-style block (embedding
+    128, 4 heads, sequence 64, batch 32, vocabulary 256): nn.Embedding, nn.LayerNorm,
+    F.scaled_dot_product_attention(is_causal=True), nn.GELU, a Linear head, cross-entropy, AdamW
+On the CPU, PyTorch runs on as many threads as ctorch's OpenMP (OMP_NUM_THREADS, else the CPUs
+this process may use): torch.set_num_threads.
 Timing (ct_bench_time_synced): after the warm-up calls and a wait for the device, one call is
 timed to choose the calls per timed run (enough for 2 ms, 1 to 100); each run makes them and
 waits for the device; the figure is from the median run. The big sizes (256M, matmul 8192) run
@@ -58,7 +67,12 @@ OPS = [
     ("sum_f32_256M", "sum", M256, 0, True),
     ("max_f32_256M", "max", M256, 0, True),
 ]
-MATMUL = [1024, 2048, 8192]  # 8192 is big
+MATMUL = [256, 512, 1024, 2048, 8192]  # 8192 is big
+HALF_MATMUL = [1024, 2048, 8192]  # bench/bench_half.c
+TF32_MIN = 1024  # bench/bench_matmul.c: TF32 rows from 1024 up
+CONV_BATCHES = [32, 512]  # bench/bench_conv2d.c
+# bench/bench_transformer_block.c: embedding, heads, sequence, batch, vocabulary
+EMBED, HEADS, SEQUENCE, BLOCK_BATCH, VOCAB = 128, 4, 64, 32, 256
 TRAIN = [("train_mlp_b32", "mlp", 32, None), ("train_mlp_b512", "mlp", 512, None),
          ("train_cnn_b32", "cnn", 32, None), ("train_cnn_b512", "cnn", 512, None),
          # under torch.autocast(dtype=torch.bfloat16), as `ctorch train --amp bf16`
@@ -167,7 +181,9 @@ class Peer:
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             torch.set_float32_matmul_precision("highest")
-        elif self.device.type != "cpu":
+        elif self.device.type == "cpu":
+            torch.set_num_threads(cpu_threads())  # the count ctorch's OpenMP takes
+        else:
             die(f"--device {args.device}: only cpu and cuda[:N] are measured")
         self.device_name = str(self.device) if self.device.type == "cuda" else "cpu"
 
@@ -286,6 +302,70 @@ def train_function(peer, kind, batch, amp=None):
     return step
 
 
+def conv_function(peer, batch):
+    """bench/bench_conv2d.c: the cnn's convolutions forward, then backward from fixed gradients."""
+    torch, device = peer.torch, peer.device
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    side = int(math.isqrt(FEATURES))
+
+    def tensor(*shape, grad=False, uniform=False):
+        t = (torch.rand if uniform else torch.randn)(shape, dtype=torch.float32, device=device)
+        return t.requires_grad_(grad)
+    x1, w1, b1 = tensor(batch, 1, side, side, uniform=True), tensor(16, 1, 3, 3, grad=True), tensor(16, grad=True)
+    g1 = tensor(batch, 16, side, side)
+    x2 = tensor(batch, 16, side // 2, side // 2, grad=True, uniform=True)
+    w2, b2 = tensor(32, 16, 3, 3, grad=True), tensor(32, grad=True)
+    g2 = tensor(batch, 32, side // 2, side // 2)
+    leaves = (w1, b1, x2, w2, b2)
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        y1 = F.conv2d(x1, w1, b1, padding=1)
+        y2 = F.conv2d(x2, w2, b2, padding=1)
+        torch.autograd.backward([y1, y2], [g1, g2])
+    return step
+
+
+def transformer_step(peer):
+    """bench/bench_transformer_block.c's block and step, in PyTorch's own modules."""
+    torch, device = peer.torch, peer.device
+    nn, F = torch.nn, torch.nn.functional
+    B, T, C, H = BLOCK_BATCH, SEQUENCE, EMBED, HEADS
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(VOCAB, C)
+            self.wpe = nn.Parameter(torch.randn(T, C) * 0.02)
+            self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
+            self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+            self.fc, self.gelu, self.fc2 = nn.Linear(C, 4 * C), nn.GELU(), nn.Linear(4 * C, C)
+            self.head = nn.Linear(C, VOCAB)
+            nn.init.normal_(self.wte.weight, std=0.02)
+
+        def forward(self, tokens):
+            x = self.wte(tokens).view(B, T, C) + self.wpe
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(C, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+            x = x + self.fc2(self.gelu(self.fc(self.ln2(x))))
+            return self.head(x).view(B * T, VOCAB)
+
+    torch.manual_seed(0)
+    net = Block().to(device)
+    optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-2)
+    tokens = torch.randint(0, VOCAB, (B * T,), dtype=torch.int64, device=device)
+    targets = torch.randint(0, VOCAB, (B * T,), dtype=torch.int64, device=device)
+
+    def step():
+        optimizer.zero_grad()
+        F.cross_entropy(net(tokens), targets).backward()
+        optimizer.step()
+    return step
+
+
 def train_graph_function(peer, kind, batch):
     """PyTorch's whole-step CUDA-graph recipe (torch.cuda.graphs, "whole network capture"): a
     static batch, Adam with capturable=True, three warm-up steps on a side stream, the step captured
@@ -343,10 +423,10 @@ def cases(peer):
             finally:
                 torch.backends.cuda.matmul.allow_tf32 = False  # every other case is exact float32
         out.append((f"matmul_f32_{n}", "GFLOP/s", measure))
-        if on_cuda:
+        if on_cuda and n >= TF32_MIN:
             out.append((f"matmul_f32_tf32_{n}", "GFLOP/s", lambda n=n: measure(n, tf32=True)))
     for short, dtype_name in (("bf16", "bfloat16"), ("f16", "float16")):
-        for n in MATMUL:
+        for n in HALF_MATMUL:
             if n > 2048 and not big:
                 continue
 
@@ -387,6 +467,11 @@ def cases(peer):
         def measure(kind=kind, batch=batch, amp=amp):
             return batch / peer.time_synced(train_function(peer, kind, batch, amp), 3, 10)
         out.append((name, "samples/s", measure))
+    for batch in CONV_BATCHES:
+        out.append((f"conv2d_fwd_bwd_cnn_b{batch}", "samples/s",
+                    lambda batch=batch: batch / peer.time_synced(conv_function(peer, batch), 3, 10)))
+    out.append((f"train_transformer_block_b{BLOCK_BATCH}", "samples/s",
+                lambda: BLOCK_BATCH / peer.time_synced(transformer_step(peer), 3, 10)))
     for name, kind, batch in TRAIN_GRAPH:
         if not on_cuda:  # CUDA graphs only (ctorch's rows on the CPU are in bench_graphs.c)
             continue

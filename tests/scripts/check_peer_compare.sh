@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench/peer_compare.py and bench/torch_bench.py without PyTorch: the join of ctorch's and a peer's
-# JSON lines (ratios, time units inverted, targets met and missed on a CUDA device, none on the
-# CPU; ctorch's header line about the CPU shown, not reported as a problem), --strict failing on a
-# broken join and only then, ctorch alone with --no-peer, and the fake peer printing the cases
-# ctorch bench's device groups name. Skipped (77) without python3.
+# JSON lines (ratios, time units inverted, targets met and missed on a CUDA device and on the CPU,
+# each its own, none on OpenCL; ctorch's header line about the CPU shown, not reported as a
+# problem), --strict failing on a broken join and only then, ctorch alone
+# with --no-peer, and the fake peer printing the cases ctorch bench's device groups name. Skipped (77) without python3.
 # Usage: check_peer_compare.sh <source dir>
 set -u
 source_dir=$1
@@ -41,15 +41,43 @@ grep -q "ctorch's other benchmarks" "$work/out" && row matmul_f32_256 > /dev/nul
   || fail "--others: ctorch's results without a twin"
 echo "ok: a join on cuda:0 with targets"
 
-# On the CPU: ratios, no targets.
+# On the CPU: issue 22's table. train_mlp_b32 against PyTorch (1.5); float32 matmul from 512 on
+# ctorch's own ratio to the engine it measured (0.9), whatever PyTorch's figure; bfloat16 2048
+# against ctorch's float32 2048 (4x) only where this machine has AMX; the rest without a target.
 sed 's/cuda:0/cpu/' "$work/ctorch.json" > "$work/ctorch-cpu.json"
 sed 's/cuda:0/cpu/' "$work/peer.json" > "$work/peer-cpu.json"
-"$python" "$compare" --ctorch "$work/ctorch-cpu.json" --peer "$work/peer-cpu.json" --device cpu > "$work/out" 2>&1 || fail "cpu join"
-row sum_f32_16M | grep -q "0.500$" || fail "cpu: the ratio without a target"
-grep -q 'MISSED\|met' "$work/out" && fail "cpu: targets are for a GPU"
+cat >> "$work/ctorch-cpu.json" <<'JSON'
+{"name": "matmul_f32_1024", "device": "cpu", "value": 95, "unit": "GFLOP/s", "baseline": 100, "ratio": 0.95, "target": "ratio >= 0.95", "met": true}
+{"name": "matmul_f32_2048", "device": "cpu", "value": 80, "unit": "GFLOP/s", "baseline": 100, "ratio": 0.8, "target": "ratio >= 0.95", "met": false}
+{"name": "matmul_bf16_2048", "device": "cpu", "value": 400, "unit": "GFLOP/s", "baseline": 100, "ratio": 4, "target": "ratio >= 0.9", "met": true}
+JSON
+cat >> "$work/peer-cpu.json" <<'JSON'
+{"name": "matmul_f32_1024", "device": "cpu", "value": 190, "unit": "GFLOP/s", "peer": "torch 9.9"}
+{"name": "matmul_f32_2048", "device": "cpu", "value": 40, "unit": "GFLOP/s", "peer": "torch 9.9"}
+{"name": "matmul_bf16_2048", "device": "cpu", "value": 800, "unit": "GFLOP/s", "peer": "torch 9.9"}
+JSON
+"$python" "$compare" --ctorch "$work/ctorch-cpu.json" --peer "$work/peer-cpu.json" --device cpu --strict > "$work/out" 2>&1 || fail "cpu join"
+row sum_f32_16M | grep -q "0.500$" || fail "cpu: sum has no target"
 grep -q "^ctorch's CPU: Test CPU; OpenBLAS Haswell, oneDNN sse41 (BELOW the CPU)$" "$work/out" \
   || fail "cpu: ctorch bench's header line (the CPU and its engines' kernels) is shown"
-echo "ok: a join on the cpu, without targets"
+row train_mlp_b32 | grep -q '5.000  >= 1.5  met$' || fail "cpu: train_mlp_b32 ratio 5 meets 1.5"
+row matmul_f32_1024 | grep -q '95 *190 *0.500  >= 0.9x engine (0.950)  met$' || fail "cpu: matmul 1024 judged on its engine ratio"
+row matmul_f32_2048 | grep -q '>= 0.9x engine (0.800)  MISSED$' || fail "cpu: matmul 2048 misses 0.9 of its engine"
+if grep -q '^flags.* amx_bf16' /proc/cpuinfo; then
+  row matmul_bf16_2048 | grep -q '>= 4x matmul_f32_2048 (5.000)  met$' || fail "cpu with AMX: bf16 is 5x float32"
+  grep -q 'own baselines: 3 met, 1 missed' "$work/out" || fail "cpu: the count of targets"
+else
+  row matmul_bf16_2048 | grep -q '0.500$' || fail "cpu without AMX: bf16 has no target"
+  grep -q 'own baselines: 2 met, 1 missed' "$work/out" || fail "cpu: the count of targets"
+fi
+"$python" "$compare" --ctorch "$work/ctorch-cpu.json" --no-peer "none here" --device cpu > "$work/out" 2>&1 || fail "cpu --no-peer"
+row matmul_f32_2048 | grep -q 'MISSED$' && row train_mlp_b32 | grep -q '50000 *- *-  >= 1.5$' \
+  || fail "cpu --no-peer: the engine target judged, PyTorch's shown"
+sed 's/cuda:0/opencl:0/' "$work/ctorch.json" > "$work/ctorch-cl.json"
+sed 's/cuda:0/opencl:0/' "$work/peer.json" > "$work/peer-cl.json"
+"$python" "$compare" --ctorch "$work/ctorch-cl.json" --peer "$work/peer-cl.json" --device opencl:0 > "$work/out" 2>&1 || fail "opencl join"
+grep -q 'MISSED\|met' "$work/out" && fail "opencl: no targets"
+echo "ok: a join on the cpu with its own targets, none on opencl"
 
 # A broken join: PyTorch measured a case ctorch did not, and a unit differs.
 { cat "$work/peer.json"; echo '{"name": "max_f32_16M", "device": "cuda:0", "value": 1, "unit": "GB/s", "peer": "torch 9.9"}'; } > "$work/peer-extra.json"
@@ -77,8 +105,16 @@ for name in add_f32_16M mul_f32_16M exp_f32_16M sum_f32_16M max_f32_16M sum_dim0
   grep -q "^{\"name\": \"$name\", \"device\": \"cuda:0\", \"value\": 1.0" "$work/out" || fail "fake peer: no $name"
 done
 grep -q '256M\|8192' "$work/out" && fail "--quick ran a big size"
+"$python" "$source_dir/bench/torch_bench.py" --fake --quick --json --device cpu > "$work/out" 2>&1 || fail "torch_bench.py --fake on the cpu"
+for name in matmul_f32_256 matmul_f32_512 matmul_f32_1024 matmul_f32_2048 matmul_bf16_2048 matmul_f16_2048 \
+            conv2d_fwd_bwd_cnn_b32 conv2d_fwd_bwd_cnn_b512 train_mlp_b32 train_mlp_b512 train_cnn_b32 train_cnn_b512 \
+            train_transformer_block_b32; do
+  grep -q "^{\"name\": \"$name\", \"device\": \"cpu\", \"value\": 1.0" "$work/out" || fail "fake peer on the cpu: no $name"
+done
+grep -q 'tf32' "$work/out" && fail "the cpu has no TF32 rows"
 "$python" "$source_dir/bench/torch_bench.py" --fake --big --json --device cuda:0 '^add_f32,sum_dim1,b512$' > "$work/out" 2>&1 || fail "filter"
-[ "$(grep -c . "$work/out")" = 5 ] && grep -q add_f32_256M "$work/out" && grep -q train_cnn_b512 "$work/out" \
-  || fail "the filter '^add_f32,sum_dim1,b512\$' with --big: add 16M and 256M, sum_dim1, the two b512"
+[ "$(grep -c . "$work/out")" = 6 ] && grep -q add_f32_256M "$work/out" && grep -q train_cnn_b512 "$work/out" \
+  && grep -q conv2d_fwd_bwd_cnn_b512 "$work/out" \
+  || fail "the filter '^add_f32,sum_dim1,b512\$' with --big: add 16M and 256M, sum_dim1, the three b512"
 echo "ok: the fake peer"
 exit 0
