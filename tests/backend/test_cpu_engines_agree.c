@@ -170,7 +170,8 @@ static void products_agree_with_float64_on_both_engines(void **state)
 {
     (void)state;
     const int64_t shapes[][5] = {{1, 32, 256, 64, 0}, {1, 256, 64, 32, 1}, {3, 70, 90, 110, 0},
-                                 {4, 64, 64, 64, 1}, {1, 300, 200, 100, 0}};
+                                 {4, 64, 64, 64, 1}, {1, 300, 200, 100, 0},
+                                 {1, 512, 512, 1024, 1} /* dnnl_sgemm's size */};
     const char *engines[] = {"auto", "openblas", "onednn"};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const int64_t *p = shapes[s];

@@ -15,7 +15,9 @@ ct_status ct_cpu_gemm(int index, void *stream, const ct_gemm_args *g)
     CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
 #ifdef CTORCH_HAVE_ONEDNN
-    if (ct_cpu_gemm_engine(g) == CT_CPU_ENGINE_ONEDNN) return ct_onednn_gemm(g);
+    ct_cpu_engine engine = ct_cpu_gemm_engine(g);
+    if (engine == CT_CPU_ENGINE_ONEDNN) return ct_onednn_gemm(g);
+    if (engine == CT_CPU_ENGINE_ONEDNN_SGEMM) return ct_onednn_sgemm(g);
 #endif
     if (g->dtype == CT_F16 || g->dtype == CT_BF16) return ct_cpu_half_gemm(g);
     if (g->dtype != CT_F32 && g->dtype != CT_F64)

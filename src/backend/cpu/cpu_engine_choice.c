@@ -2,8 +2,10 @@
  * figures below; `ctorch bench` measures the same rows against both libraries and PyTorch).
  *
  * - float32 products: oneDNN's matmul primitive (brgemm kernels for AVX-512 and AMX) from
- *   CT_ONEDNN_GEMM_MIN_WORK multiply-adds on; below that OpenBLAS on one thread, whose call costs
- *   less than finding and running a primitive.
+ *   CT_ONEDNN_GEMM_MIN_WORK multiply-adds up to CT_ONEDNN_GEMM_MAX_WORK; below, OpenBLAS on one
+ *   thread, whose call costs less than finding and running a primitive; above, oneDNN's
+ *   dnnl_sgemm, whose large products keep the cores busier than its matmul primitive's (and run
+ *   as fast as OpenBLAS's or faster).
  * - float64 products: OpenBLAS (oneDNN has none).
  * - bfloat16 and float16 products: oneDNN where the CPU has a kernel for them (AMX or
  *   AVX512-BF16 for bfloat16, AVX512-FP16 for float16), else OpenBLAS's sbgemm/shgemm where it was
@@ -18,8 +20,18 @@
 #include "backend/cpu/cpu_engine_choice.h"
 #include "core/core_internal.h"
 
-/* Measured on 2 cores of a Xeon (AVX-512, model 85), quiet: TODO figures */
-#define CT_ONEDNN_GEMM_MIN_WORK ((int64_t)1 << 15)
+/* Measured on 2 cores of a Xeon (AVX-512 + VNNI, family 6 model 85, OpenBLAS on its SkylakeX
+ * kernels), quiet, GFLOP/s of oneDNN's matmul primitive / OpenBLAS's sgemm, m x n x k:
+ *   one thread:  64^3 52 / 86, 32x256x64 60 / 76, 512x10x256 53 / 32, 128^3 128 / 99,
+ *                512x256x64 79 / 55, 2048x384x128 124 / 82, 256^3 140 / 101;
+ *   two threads: 256^3 231 / 189, 512^3 240 / 205, 768^3 225 / 216, 1024^3 185 / 205,
+ *                1536^3 102-122 / 221-227, 2048^3 127-134 / 237;
+ *   dnnl_sgemm, two threads: 512^3 161, 1024^3 219, 2048^3 250 (OpenBLAS 211, 232, 229 in the
+ *   same run); in `ctorch bench` 1024^3 dnnl_sgemm 129 against the primitive's 109-112 on a busy
+ *   machine.
+ * (oneDNN's figures include making three memory objects a call, which ctorch's cache does not.) */
+#define CT_ONEDNN_GEMM_MIN_WORK ((int64_t)1 << 20)
+#define CT_ONEDNN_GEMM_MAX_WORK ((int64_t)1 << 28)
 
 typedef enum { CHOICE_AUTO, CHOICE_OPENBLAS, CHOICE_ONEDNN } choice;
 
@@ -53,8 +65,9 @@ ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)
     choice c = user_choice();
     if (c == CHOICE_OPENBLAS || g->dtype == CT_F64 || g->k == 0) return CT_CPU_ENGINE_OPENBLAS;
     if (g->dtype != CT_F32) return ct_onednn_gemm_takes(g->dtype) ? CT_CPU_ENGINE_ONEDNN : CT_CPU_ENGINE_OPENBLAS;
-    if (c == CHOICE_ONEDNN || (int64_t)g->m * g->n * g->k >= CT_ONEDNN_GEMM_MIN_WORK)
-        return CT_CPU_ENGINE_ONEDNN;
+    int64_t work = (int64_t)g->m * g->n * g->k;
+    if (work >= CT_ONEDNN_GEMM_MAX_WORK) return CT_CPU_ENGINE_ONEDNN_SGEMM;
+    if (c == CHOICE_ONEDNN || work >= CT_ONEDNN_GEMM_MIN_WORK) return CT_CPU_ENGINE_ONEDNN;
 #else
     (void)g;
     (void)user_choice;

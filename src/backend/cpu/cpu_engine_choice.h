@@ -8,7 +8,8 @@
 
 typedef enum ct_cpu_engine {
     CT_CPU_ENGINE_OPENBLAS, /* cblas (and, for convolutions, ctorch's im2col + GEMM) */
-    CT_CPU_ENGINE_ONEDNN,
+    CT_CPU_ENGINE_ONEDNN,       /* oneDNN's primitives (its matmul, its convolutions) */
+    CT_CPU_ENGINE_ONEDNN_SGEMM, /* oneDNN's BLAS-like dnnl_sgemm: large float32 products */
 } ct_cpu_engine;
 
 /* The engine of a product. */
@@ -23,6 +24,7 @@ void ct_cpu_engine_set_for_testing(const char *name);
 
 #ifdef CTORCH_HAVE_ONEDNN
 ct_status ct_onednn_gemm(const ct_gemm_args *args);
+ct_status ct_onednn_sgemm(const ct_gemm_args *args);
 /* Whether this CPU has oneDNN kernels for products of dtype (float32 always). */
 bool ct_onednn_gemm_takes(ct_dtype dtype);
 ct_status ct_onednn_conv2d(const ct_conv2d_args *args);

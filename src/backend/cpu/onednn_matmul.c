@@ -153,6 +153,19 @@ ct_status ct_onednn_gemm(const ct_gemm_args *g)
     return CT_OK;
 }
 
+ct_status ct_onednn_sgemm(const ct_gemm_args *g)
+{
+    for (long i = 0; i < g->batch; i++) {
+        const float *a = (const float *)g->a + g->a_offset + i * g->a_batch_stride;
+        const float *b = (const float *)g->b + g->b_offset + i * g->b_batch_stride;
+        float *c = (float *)g->c + g->c_offset + i * g->c_batch_stride;
+        dnnl_status_t status = dnnl_sgemm(g->trans_a ? 'T' : 'N', g->trans_b ? 'T' : 'N', g->m, g->n, g->k,
+                                          (float)g->alpha, a, g->lda, b, g->ldb, (float)g->beta, c, g->ldc);
+        if (status != dnnl_success) return ct_onednn_error(status, "in a matrix product (dnnl_sgemm)");
+    }
+    return CT_OK;
+}
+
 /* Whether oneDNN multiplies `type` here in hardware: bfloat16 where the CPU has AVX512-BF16 or
  * AMX (oneDNN 2.6 emulates it on plain AVX-512 at a fifth of its float32 speed, slower than
  * converting to float32; measured on a Xeon model 85: 7-15 against 50-64 GFLOP/s), float16 never
