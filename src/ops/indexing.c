@@ -269,6 +269,39 @@ static ct_status launch_scatter_add(ct_tensor *region, int dim, const ct_tensor 
     return ct_backend_launch(region->storage->device, kernel, buffers, &p, count > 0 ? count : 1);
 }
 
+/* index_select's gradient along dim 0 into grad_a (new, contiguous): an item per row of grad_a and
+ * the device's lanes of columns (select_rows_backward; the sums scatter_add makes). */
+static ct_status launch_select_rows_backward(ct_tensor *grad_a, const ct_tensor *grad, const ct_tensor *index)
+{
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(select_rows_backward);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(select_rows_backward_idx32);
+    ct_kernel_id kernel = (index->dtype == CT_I64 ? by_int64 : by_int32)[grad_a->dtype];
+    if (kernel == CT_K_NONE)
+        return ct_error(CT_ERR_DTYPE, "ct_backward: the gradient of gathering is computed in float32, "
+                        "float64, float16 or bfloat16, not %s", ct_dtype_name(grad_a->dtype));
+    ct_device device = grad_a->storage->device;
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(device, &shape);
+    ct_tensor *g = status == CT_OK ? ct_contiguous(grad) : NULL;
+    if (!g) return ct_last_error();
+    int64_t rows = grad_a->shape[0], cols = rows > 0 ? ct_numel(grad_a) / rows : 0;
+    int64_t lanes = shape.lanes_per_item > 0 ? shape.lanes_per_item : 1;
+    ct_kparams p = {0};
+    p.n = (long)(rows * ((cols + lanes - 1) / lanes));
+    p.off[0] = (long)grad_a->offset;
+    p.off[1] = (long)g->offset;
+    p.off[2] = (long)index->offset;
+    p.l[0] = (long)index->shape[0];
+    p.l[1] = (long)cols;
+    p.l[3] = (long)index->strides[0];
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(grad_a), ct_tensor_handle(g), ct_tensor_handle(index)};
+    status = p.n > 0 ? ct_backend_launch(device, kernel, buffers, &p, (long)index->shape[0]) : CT_OK;
+    ct_release(g);
+    return status;
+}
+
 static ct_status gathering_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     const ct_input_meta *in = &node->inputs[0];
@@ -277,6 +310,15 @@ static ct_status gathering_backward(ct_node *node, const ct_tensor *grad, ct_ten
     bool selecting = node->ints[1];
     ct_tensor *grad_a = ct_zeros(in->shape, in->ndim, in->dtype, in->device);
     if (!grad_a) return ct_last_error();
+    if (selecting && d == 0 && in->ndim >= 1 && index->ndim == 1) {
+        ct_status status = launch_select_rows_backward(grad_a, grad, index);
+        if (status != CT_OK) {
+            ct_release(grad_a);
+            return status;
+        }
+        grads[0] = grad_a;
+        return CT_OK;
+    }
     /* gather's index may be smaller than a in the other dims: only that part gets gradient. */
     int64_t region_shape[CT_MAX_DIMS], grad_strides[CT_MAX_DIMS], index_strides[CT_MAX_DIMS];
     for (int k = 0; k < in->ndim; k++) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/cpu_blas_workspace.h"
+#include "backend/cpu/cpu_engine_choice.h"
 #include "test_common.h"
 
 #if defined(__has_feature)
@@ -64,6 +65,7 @@ static void a_product_without_room_for_openblas_fails_then_works_with_room(void 
 #if defined(__SANITIZE_ADDRESS__) || defined(CT_TEST_CLANG_ASAN)
     skip(); /* AddressSanitizer's shadow memory takes terabytes of address space */
 #endif
+    ct_cpu_engine_set_for_testing("openblas"); /* the products this shows are OpenBLAS's */
     /* Large enough to run on every OpenBLAS thread (m*n*k >= 65536 * 4). */
     enum { N = 256 };
     ct_tensor *a = ct_rand((int64_t[]){N, N}, 2, CT_F32, CT_DEVICE_CPU);
