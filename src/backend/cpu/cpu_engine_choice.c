@@ -10,7 +10,10 @@
  * - bfloat16 and float16 products: oneDNN where the CPU has a kernel for them (AMX or
  *   AVX512-BF16 for bfloat16, AVX512-FP16 for float16), else OpenBLAS's sbgemm/shgemm where it was
  *   built with them, else the ops layer multiplies in float32 (src/ops/gemm_any.c).
- * - convolutions: oneDNN's primitives, forward and backward, with no im2col buffer.
+ * - float32 convolutions: oneDNN's primitives, forward and backward, with no im2col buffer
+ *   (cpu_conv.c says why the 16-bit ones keep im2col). The digits cnn's two convolutions forward
+ *   and backward at batch 512: 21.6k samples/s as im2col + OpenBLAS, 101k as primitives (PyTorch
+ *   84k, the same run).
  *
  * CTORCH_CPU_ENGINE=openblas puts everything back on OpenBLAS and im2col (a comparison, or a
  * machine where oneDNN misbehaves); =onednn sends every float32 product to oneDNN. */
