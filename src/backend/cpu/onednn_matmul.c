@@ -1,7 +1,8 @@
-/* Matrix products through oneDNN's matmul primitive: float32, and bfloat16 and float16 with
- * float32 accumulation and the result rounded once (on AMX where the CPU has it). A batch is one
- * primitive over 3-D memory at the product's batch strides (a stride of 0 is a broadcast batch of
- * one); products that add into one C over the batch (a C stride of 0) run matrix by matrix. */
+/* Matrix products through oneDNN's matmul primitive: float32, and bfloat16 (float16 where oneDNN
+ * has kernels) with float32 accumulation and the result rounded once (on AMX where the CPU has
+ * it). A batch is one
+ * primitive over 3-D memory at the product's batch strides; a batch with a stride of 0 (one matrix
+ * for all, or one C that every product adds into) runs matrix by matrix. */
 #include <string.h>
 
 #include "backend/cpu/cpu_engine_choice.h"
@@ -141,10 +142,10 @@ static ct_status run(const ct_gemm_args *g, long a_offset, long b_offset, long c
 
 ct_status ct_onednn_gemm(const ct_gemm_args *g)
 {
-    if (g->batch == 1 || (g->a_batch_stride != 0 && g->c_batch_stride != 0))
+    if (g->batch == 1 || (g->a_batch_stride != 0 && g->b_batch_stride != 0 && g->c_batch_stride != 0))
         return run(g, g->a_offset, g->b_offset, g->c_offset, g->batch);
     /* Matrix by matrix: every matrix of the batch adds into the same C in turn (a C stride of 0),
-     * or one operand is the same matrix for all (oneDNN 2.6 refuses a broadcast batch of A). */
+     * or one operand is the same matrix for all (oneDNN 2.6 refused a broadcast batch of A). */
     for (long i = 0; i < g->batch; i++) {
         ct_status status = run(g, g->a_offset + i * g->a_batch_stride, g->b_offset + i * g->b_batch_stride,
                                g->c_offset + i * g->c_batch_stride, 1);
