@@ -1,8 +1,7 @@
 /* Matrix products through oneDNN's matmul primitive: float32, and bfloat16 (float16 where oneDNN
  * has kernels) with float32 accumulation and the result rounded once (on AMX where the CPU has
- * it). A batch is one
- * primitive over 3-D memory at the product's batch strides; a batch with a stride of 0 (one matrix
- * for all, or one C that every product adds into) runs matrix by matrix. */
+ * it). A batch is one primitive over 3-D memory at the product's batch strides; a batch with a
+ * stride of 0 (one matrix for all, or one C that every product adds into) runs matrix by matrix. */
 #include <string.h>
 
 #include "backend/cpu/cpu_engine_choice.h"
