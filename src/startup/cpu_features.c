@@ -34,7 +34,7 @@ static void copy_register(char *to, unsigned reg) { memcpy(to, &reg, 4); }
 static void read_brand(char brand[49])
 {
     unsigned regs[12] = {0};
-    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000004u) return;
+    if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000004u) return; /* int in clang's cpuid.h */
     for (unsigned leaf = 0; leaf < 3; leaf++)
         __get_cpuid(0x80000002u + leaf, &regs[leaf * 4], &regs[leaf * 4 + 1], &regs[leaf * 4 + 2],
                     &regs[leaf * 4 + 3]);
