@@ -175,11 +175,6 @@ static ct_status make_conv(const void *context, ct_onednn_entry *entry)
     return CT_OK;
 }
 
-static void *element(void *base, long offset, ct_dtype dtype)
-{
-    return (char *)base + (size_t)offset * ct_dtype_size(dtype);
-}
-
 static ct_status reorder(const conv_tensor *t, bool written)
 {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, written ? t->inner : t->user},
@@ -189,9 +184,9 @@ static ct_status reorder(const conv_tensor *t, bool written)
 
 static ct_status run(const conv_entry *e, const ct_conv2d_args *a)
 {
-    void *handles[T_COUNT] = {element(a->x, a->x_offset, a->dtype),
-                              element(a->weight, a->weight_offset, a->dtype),
-                              element(a->y, a->y_offset, a->dtype)};
+    void *handles[T_COUNT] = {ct_onednn_element(a->x, a->x_offset, a->dtype),
+                              ct_onednn_element(a->weight, a->weight_offset, a->dtype),
+                              ct_onednn_element(a->y, a->y_offset, a->dtype)};
     dnnl_exec_arg_t args[T_COUNT + 1];
     ct_status status = CT_OK;
     for (int i = 0; i < T_COUNT && status == CT_OK; i++) {
@@ -202,7 +197,7 @@ static ct_status run(const conv_entry *e, const ct_conv2d_args *a)
     }
     int count = T_COUNT;
     if (e->bias) {
-        dnnl_memory_set_data_handle(e->bias, element(a->bias, a->bias_offset, a->dtype));
+        dnnl_memory_set_data_handle(e->bias, ct_onednn_element(a->bias, a->bias_offset, a->dtype));
         args[count++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
     }
     if (status == CT_OK) status = ct_onednn_execute(e->primitive, count, args, "in a convolution");

@@ -51,6 +51,12 @@ ct_status ct_onednn_plain_md(dnnl_memory_desc_t *md, int ndims, const dnnl_dims_
 /* dnnl's type for a ctorch dtype (float32, bfloat16, float16); false for the others. */
 bool ct_onednn_type(int ct_dtype_value, dnnl_data_type_t *type);
 
+/* The address of element `offset` of a buffer of dtype (what a memory object is handed). */
+static inline void *ct_onednn_element(void *base, long offset, ct_dtype dtype)
+{
+    return (char *)base + (size_t)offset * ct_dtype_size(dtype);
+}
+
 /* Runs a primitive with `count` arguments on the stream and waits. */
 ct_status ct_onednn_execute(dnnl_primitive_t primitive, int count, const dnnl_exec_arg_t *args,
                             const char *what);

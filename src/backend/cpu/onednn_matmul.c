@@ -34,14 +34,15 @@ static void destroy_matmul(void *value)
 }
 
 /* The memory of `rows` x `cols` matrices stored with leading dimension ld (transposed: stored as
- * cols x rows), `batch` of them batch_stride apart (0: one, broadcast). */
+ * cols x rows), `batch` of them batch_stride apart (never 0 for a batch: ct_onednn_gemm runs
+ * those matrix by matrix). */
 static ct_status matrix_md(dnnl_memory_desc_t *md, long batch, long batch_stride, long rows, long cols,
                            long ld, bool transposed, dnnl_data_type_t type)
 {
     long row_stride = transposed ? 1 : ld, col_stride = transposed ? ld : 1;
     if (batch == 1) return ct_onednn_plain_md(md, 2, (dnnl_dims_t){rows, cols}, (dnnl_dims_t){row_stride, col_stride}, type);
-    dnnl_dims_t dims = {batch_stride == 0 ? 1 : batch, rows, cols};
-    dnnl_dims_t strides = {batch_stride == 0 ? rows * cols : batch_stride, row_stride, col_stride};
+    dnnl_dims_t dims = {batch, rows, cols};
+    dnnl_dims_t strides = {batch_stride, row_stride, col_stride};
     return ct_onednn_plain_md(md, 3, dims, strides, type);
 }
 
@@ -96,11 +97,6 @@ static ct_status make_matmul(const void *context, ct_onednn_entry *entry)
     return CT_OK;
 }
 
-static void *element(void *base, long offset, ct_dtype dtype)
-{
-    return (char *)base + (size_t)offset * ct_dtype_size(dtype);
-}
-
 /* One primitive over the whole batch (or one matrix). */
 static ct_status run(const ct_gemm_args *g, long a_offset, long b_offset, long c_offset, long batch)
 {
@@ -128,9 +124,9 @@ static ct_status run(const ct_gemm_args *g, long a_offset, long b_offset, long c
     ct_status status = found ? CT_OK : ct_last_error();
     if (found) {
         const matmul_entry *e = found->value;
-        dnnl_memory_set_data_handle(e->a, element(g->a, a_offset, g->dtype));
-        dnnl_memory_set_data_handle(e->b, element(g->b, b_offset, g->dtype));
-        dnnl_memory_set_data_handle(e->c, element(g->c, c_offset, g->dtype));
+        dnnl_memory_set_data_handle(e->a, ct_onednn_element(g->a, a_offset, g->dtype));
+        dnnl_memory_set_data_handle(e->b, ct_onednn_element(g->b, b_offset, g->dtype));
+        dnnl_memory_set_data_handle(e->c, ct_onednn_element(g->c, c_offset, g->dtype));
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
         status = ct_onednn_execute(e->primitive, 3, args, "in a matrix product");
     }
