@@ -99,9 +99,8 @@ ct_status ct_mul_scalar_(ct_tensor *self, double s)
     return in_place("ct_mul_scalar_", self, NULL, NULL, ct_mul_scalar, s);
 }
 
-ct_status ct_fill_(ct_tensor *self, double value)
+static ct_status fill(const char *function, ct_tensor *self, double value)
 {
-    const char *function = "ct_fill_";
     ct_status status = check_self(function, self, NULL);
     if (status != CT_OK) return status;
     status = ct_check_value_fits(function, "value", value, self->dtype);
@@ -117,7 +116,6 @@ ct_status ct_fill_(ct_tensor *self, double value)
     return status;
 }
 
-ct_status ct_zero_(ct_tensor *self)
-{
-    return ct_fill_(self, 0);
-}
+ct_status ct_fill_(ct_tensor *self, double value) { return fill("ct_fill_", self, value); }
+
+ct_status ct_zero_(ct_tensor *self) { return fill("ct_zero_", self, 0); }
