@@ -35,9 +35,10 @@ ct_tensor *ct_where(const ct_tensor *cond, const ct_tensor *a, const ct_tensor *
 
 /* ---- elementwise, a tensor and a scalar, typed as PyTorch types a Python number: a floating
  * tensor keeps its dtype. An integer tensor plus, minus or times an integral scalar keeps its
- * dtype (torch.tensor([1]) + 1 is int64; a bool tensor gives int64), the scalar must fit that
- * dtype (uint8 takes -255..-1 modulo 256) and the arithmetic wraps; with a non-integral scalar
- * it gives float32 (the default float dtype). ct_div_scalar is true division (float32 for
+ * dtype (torch.tensor([1]) + 1 is int64; a bool tensor gives int64): the scalar wraps into the
+ * dtype as PyTorch casts it (int32 + 2^40 adds 0, uint8 + -1 adds 255) and so does the
+ * arithmetic. With a non-integral scalar (or one beyond int64) it gives float32 (the default
+ * float dtype). ct_div_scalar is true division (float32 for
  * integers), ct_pow_scalar's exponent acts as a float (float32 for integers), comparisons give
  * bool. ---- */
 ct_tensor *ct_add_scalar(const ct_tensor *a, double s);
@@ -107,8 +108,9 @@ ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index);
 ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index);
 /* int64 one-hot of an integer tensor; num_classes -1 means max(index) + 1. */
 ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes);
-/* a where mask (bool, broadcast to a's shape) is true, value (as ct_full takes it in a's
- * dtype); a elsewhere (torch.masked_fill). The gradient is zero where filled. */
+/* value where mask (bool) is true, a elsewhere (torch.masked_fill): value as ct_full takes it
+ * in a's dtype, the result of a's dtype and of a's and mask's shapes broadcast together. The
+ * gradient is zero where filled. */
 ct_tensor *ct_masked_fill(const ct_tensor *a, const ct_tensor *mask, double value);
 
 /* ---- triangles, running sums, sorting, sampling ---- */

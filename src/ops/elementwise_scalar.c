@@ -1,10 +1,11 @@
 /* Elementwise ops of a tensor and a scalar, typed as PyTorch types a Python number: a floating
  * tensor keeps its dtype (the scalar is rounded to the type the kernel computes in: float32 for
  * float16 and bfloat16, as PyTorch's opmath). An integer tensor plus, minus or times an integral
- * scalar keeps its dtype (a bool tensor gives int64), as a Python int does; any other pairing of
+ * scalar (one an int64 holds) keeps its dtype (a bool tensor gives int64), as a Python int does; any other pairing of
  * an integer or bool tensor computes in float32, as a Python float does.
  * The scalar travels in the kernel's parameters, so nothing is allocated for it. */
 #include <math.h>
+#include <stdint.h>
 
 #include "ops/elementwise_backward.h"
 #include "ops/elementwise_internal.h"
@@ -22,15 +23,17 @@ typedef struct scalar_op {
     bool saves_input;
 } scalar_op;
 
+/* An integral scalar that an int64 holds acts as a Python int (beyond, as a float). */
+static bool python_int(double s) { return isfinite(s) && s == trunc(s) && fabs(s) < 0x1p63; }
+
 /* An integer or bool tensor with an integral scalar: the tensor's dtype (int64 for bool). The
- * scalar must fit that dtype (PyTorch: "value cannot be converted to type int32 without
- * overflow"); uint8 takes -255..-1 modulo 256, as its fill does. Integer tensors never require
- * grad, so nothing is recorded. */
+ * scalar wraps into that dtype as PyTorch casts it (int32 + 2^40 adds 0, uint8 + -1 adds 255),
+ * which the kernel takes exactly. Integer tensors never require grad, so nothing is recorded. */
 static ct_tensor *integer_scalar(const scalar_op *op, const ct_tensor *a, double s)
 {
     ct_dtype dtype = a->dtype == CT_BOOL ? CT_I64 : a->dtype;
-    if (ct_check_value_fits(op->name, "the scalar s", s, dtype) != CT_OK) return NULL;
-    if (dtype == CT_U8 && s < 0) s += 256;
+    if (dtype == CT_I32) s = (double)(int32_t)(uint32_t)(uint64_t)(int64_t)s;
+    if (dtype == CT_U8) s = (double)(uint8_t)(uint64_t)(int64_t)s;
     ct_tensor *operand = ct_cast_if_needed(a, dtype);
     if (!operand) return NULL;
     ct_elementwise_launch launch = {
@@ -51,7 +54,7 @@ static ct_tensor *integer_scalar(const scalar_op *op, const ct_tensor *a, double
 static ct_tensor *scalar(const scalar_op *op, const ct_tensor *a, double s)
 {
     if (!a) return ct_null_argument(op->name, "a");
-    if (!ct_dtype_is_floating(a->dtype) && op->integer_kernels[CT_I64] && isfinite(s) && s == trunc(s))
+    if (!ct_dtype_is_floating(a->dtype) && op->integer_kernels[CT_I64] && python_int(s))
         return integer_scalar(op, a, s);
     ct_dtype compute = ct_dtype_is_floating(a->dtype) ? a->dtype : CT_F32;
     ct_elementwise_launch launch = {

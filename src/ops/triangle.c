@@ -1,6 +1,6 @@
 /* tril and triu (the triangles of the last two dims, any batch) and masked_fill. A triangle's
- * gradient is the same triangle of the incoming gradient; masked_fill is a where() with the
- * value, so its gradient is zero where it filled. */
+ * gradient is the same triangle of the incoming gradient; masked_fill is ct_where with the
+ * value as a 0-dim tensor, so its gradient is zero where it filled. */
 #include "ops/ops_autograd.h"
 
 static ct_status launch_triangle(ct_tensor *out, const ct_tensor *a, int64_t diagonal, bool upper)
@@ -78,14 +78,8 @@ static ct_tensor *masked_fill(const ct_tensor *a, const ct_tensor *mask, double 
                              ct_dtype_name(mask->dtype));
     int64_t shape[CT_MAX_DIMS];
     int ndim = 0;
+    /* a and mask broadcast together, as PyTorch's out-of-place masked_fill */
     if (ct_broadcast_shapes(function, operands, 2, shape, &ndim) != CT_OK) return NULL;
-    if (ndim != a->ndim || memcmp(shape, a->shape, (size_t)ndim * sizeof *shape) != 0) {
-        char sa[256], sm[256];
-        return ct_error_null(CT_ERR_SHAPE, "%s: mask of shape %s does not broadcast to a's shape "
-                             "%s (the result keeps a's shape)", function,
-                             ct_shape_format(mask->shape, mask->ndim, sm, sizeof sm),
-                             ct_shape_format(a->shape, a->ndim, sa, sizeof sa));
-    }
     if (ct_check_value_fits(function, "value", value, a->dtype) != CT_OK) return NULL;
     ct_tensor *fill = ct_full(NULL, 0, value, a->dtype, a->storage->device);
     ct_tensor *out = fill ? ct_where(mask, fill, a) : NULL;

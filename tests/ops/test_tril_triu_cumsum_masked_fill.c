@@ -134,9 +134,14 @@ static void masked_fill_writes_where_the_broadcast_mask_is_true(void **state)
     }
     ct_scope_push();
     ct_tensor *f = ct_ones(s3, 1, CT_F32, CT_DEVICE_CPU);
+    /* a broadcasts with the mask too, as in PyTorch's out-of-place masked_fill */
     ct_tensor *wide = ct_ones(shape, 2, CT_BOOL, CT_DEVICE_CPU);
-    assert_null(ct_masked_fill(f, wide, 0));
-    assert_error(CT_ERR_SHAPE, "does not broadcast to a's shape");
+    ct_tensor *both = ct_masked_fill(f, wide, 0);
+    assert_int_equal(ct_tensor_ndim(both), 2);
+    assert_int_equal(ct_tensor_shape(both)[0], 2);
+    int64_t s4[1] = {4};
+    assert_null(ct_masked_fill(f, ct_ones(s4, 1, CT_BOOL, CT_DEVICE_CPU), 0));
+    assert_error(CT_ERR_SHAPE, "ct_masked_fill");
     assert_null(ct_masked_fill(f, f, 0));
     assert_error(CT_ERR_DTYPE, "must be bool");
     ct_tensor *u = ct_ones(s3, 1, CT_U8, CT_DEVICE_CPU);

@@ -25,6 +25,8 @@ static const conf_case masked_fill_cases[] = {
     {.name = "transposed a", .in = {{SHAPE(4, 3), .views = {TRANSPOSED(0, 1)}}, {SHAPE(3, 1), .kind = CONF_BOOL}},
      .args = {.s = {0}}},
     {.name = "0-d mask", .in = {{SHAPE(5)}, {.ndim = 0, .kind = CONF_BOOL}}, .args = {.s = {3}}},
+    {.name = "a broadcast against the mask", .in = {{SHAPE(4)}, {SHAPE(3, 4), .kind = CONF_BOOL}},
+     .args = {.s = {2}}},
     {.name = "large", .in = {{SHAPE(128, 96)}, {SHAPE(128, 96), .kind = CONF_BOOL}}, .args = {.s = {-1}}},
     {0}};
 
@@ -81,6 +83,7 @@ static const conf_case integral_scalar_cases[] = {
     {.name = "transposed", .in = {{SHAPE(6, 5), .views = {TRANSPOSED(0, 1)}}}, .args = {.s = {2}}},
     {.name = "integer extremes", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}, .args = {.s = {5}}},
     {.name = "large", .in = {{SHAPE(300, 70)}}, .args = {.s = {-2}}},
+    {.name = "scalar wrapping in int32 and uint8", .in = {{SHAPE(3, 5)}}, .args = {.s = {4294967301.0}}},
     {0}};
 
 static ct_tensor *run_add_integral(ct_tensor *const *in, const conf_args *args) { return ct_add_scalar(in[0], args->s[0]); }
