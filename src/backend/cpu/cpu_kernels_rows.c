@@ -10,7 +10,8 @@
 #define CT_ROWS_VECTOR_KERNELS(X) CT_LIST_EACH_STORED_DTYPE(X, triangle)
 #define CT_ROWS_ITEM_KERNELS(X)                                                                  \
     CT_LIST_EACH_FLOAT(X, cumsum) X(cumsum_i64) CT_LIST_EACH_HALF(X, cumsum)                     \
-    CT_LIST_EACH_STORED_DTYPE(X, sort_indices) X(multinomial_search_f64)
+    CT_LIST_EACH_STORED_DTYPE(X, sort_indices) CT_LIST_EACH_STORED_DTYPE(X, topk_indices)        \
+    X(multinomial_search_f64)
 
 CT_ROWS_VECTOR_KERNELS(CT_CPU_LAUNCHER)
 CT_ROWS_ITEM_KERNELS(CT_CPU_LAUNCHER_ITEMS)

@@ -65,6 +65,9 @@ static const conf_case topk_cases[] = {
      .args = {.n = 4, .dim = 1, .flag = true}},
     {.name = "k 0", .in = {{SHAPE(3, 4)}}, .args = {.n = 0, .dim = 1, .flag = true}},
     {.name = "long rows", .in = {{SHAPE(2, 3000)}}, .args = {.n = 10, .dim = 1, .flag = true}},
+    {.name = "k beyond the selection (sorted)", .in = {{SHAPE(3, 400), .values = CONF_SPRINKLED}},
+     .args = {.n = 100, .dim = 1}},
+    {.name = "smallest 5 of a middle dim", .in = {{SHAPE(4, 30, 3)}}, .args = {.n = 5, .dim = 1}},
     {0}};
 
 static const conf_case multinomial_cases[] = {
