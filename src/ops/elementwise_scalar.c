@@ -1,8 +1,8 @@
 /* Elementwise ops of a tensor and a scalar, typed as PyTorch types a Python number: a floating
  * tensor keeps its dtype (the scalar is rounded to the type the kernel computes in: float32 for
  * float16 and bfloat16, as PyTorch's opmath). An integer tensor plus, minus or times an integral
- * scalar (one an int64 holds) keeps its dtype (a bool tensor gives int64), as a Python int does; any other pairing of
- * an integer or bool tensor computes in float32, as a Python float does.
+ * scalar (one an int64 holds) keeps its dtype (a bool tensor gives int64), as a Python int does;
+ * any other pairing of an integer or bool tensor computes in float32, as a Python float does.
  * The scalar travels in the kernel's parameters, so nothing is allocated for it. */
 #include <math.h>
 #include <stdint.h>

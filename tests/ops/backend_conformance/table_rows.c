@@ -1,10 +1,11 @@
-/* Conformance entries of the row ops, and of the scalar ops with an integral scalar: tril and triu (diagonals below, on and beyond the matrix),
- * masked_fill (broadcast masks), cumsum (integers in int64), sort and topk (values and indices,
- * with ties from small integer ranges and NaN among the values: a stable order is one answer,
- * so every device must give the same indices) and multinomial (the same seed on every device
- * gives the same draws). Values move without arithmetic and must agree exactly, except cumsum's
- * float sums: the same order on every device, 4 ulps of the running sum of |x| for a device's
- * compiler. */
+/* Conformance entries of the row ops, and of the scalar ops with an integral scalar (integer
+ * kernels, wrapping): tril and triu (diagonals below, on and beyond the matrix), masked_fill
+ * (broadcast masks), cumsum (integers in int64), sort and topk (values and indices, with ties
+ * from small integer ranges and NaN among the values: a stable order is one answer, so every
+ * device must give the same indices; topk by selection for small k and by sorting beyond) and
+ * multinomial (the same seed on every device gives the same draws). Values move without
+ * arithmetic and must agree exactly, except cumsum's float sums: the same order on every device,
+ * 4 ulps of the running sum of |x| for a device's compiler. */
 #include "conformance.h"
 
 static const conf_case triangle_cases[] = {
@@ -89,9 +90,20 @@ static const conf_case integral_scalar_cases[] = {
     {.name = "scalar wrapping in int32 and uint8", .in = {{SHAPE(3, 5)}}, .args = {.s = {4294967301.0}}},
     {0}};
 
-static ct_tensor *run_add_integral(ct_tensor *const *in, const conf_args *args) { return ct_add_scalar(in[0], args->s[0]); }
-static ct_tensor *run_sub_integral(ct_tensor *const *in, const conf_args *args) { return ct_sub_scalar(in[0], args->s[0]); }
-static ct_tensor *run_mul_integral(ct_tensor *const *in, const conf_args *args) { return ct_mul_scalar(in[0], args->s[0]); }
+static ct_tensor *run_add_integral(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_add_scalar(in[0], args->s[0]);
+}
+
+static ct_tensor *run_sub_integral(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_sub_scalar(in[0], args->s[0]);
+}
+
+static ct_tensor *run_mul_integral(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_mul_scalar(in[0], args->s[0]);
+}
 
 static ct_tensor *run_tril(ct_tensor *const *in, const conf_args *args) { return ct_tril(in[0], args->n); }
 static ct_tensor *run_triu(ct_tensor *const *in, const conf_args *args) { return ct_triu(in[0], args->n); }
