@@ -33,8 +33,14 @@ ct_tensor *ct_ge(const ct_tensor *a, const ct_tensor *b);
 /* cond ? a : b, elementwise; cond is bool. */
 ct_tensor *ct_where(const ct_tensor *cond, const ct_tensor *a, const ct_tensor *b);
 
-/* ---- elementwise, a tensor and a scalar (the scalar acts as a Python float: an integer or
- * bool tensor gives float32, a floating tensor keeps its dtype) ---- */
+/* ---- elementwise, a tensor and a scalar, typed as PyTorch types a Python number: a floating
+ * tensor keeps its dtype. An integer tensor plus, minus or times an integral scalar keeps its
+ * dtype (torch.tensor([1]) + 1 is int64; a bool tensor gives int64): the scalar wraps into the
+ * dtype as PyTorch casts it (int32 + 2^40 adds 0, uint8 + -1 adds 255) and so does the
+ * arithmetic. With a non-integral scalar (or one beyond int64) it gives float32 (the default
+ * float dtype). ct_div_scalar is true division (float32 for
+ * integers), ct_pow_scalar's exponent acts as a float (float32 for integers), comparisons give
+ * bool. ---- */
 ct_tensor *ct_add_scalar(const ct_tensor *a, double s);
 ct_tensor *ct_sub_scalar(const ct_tensor *a, double s);
 ct_tensor *ct_mul_scalar(const ct_tensor *a, double s);
@@ -102,6 +108,48 @@ ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index);
 ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index);
 /* int64 one-hot of an integer tensor; num_classes -1 means max(index) + 1. */
 ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes);
+/* value where mask (bool) is true, a elsewhere (torch.masked_fill): value as ct_full takes it
+ * in a's dtype, the result of a's dtype and of a's and mask's shapes broadcast together. The
+ * gradient is zero where filled. */
+ct_tensor *ct_masked_fill(const ct_tensor *a, const ct_tensor *mask, double value);
+
+/* ---- triangles, running sums, sorting, sampling ---- */
+/* The lower (tril) or upper (triu) triangle of the last two dims of a (any batch), the rest 0:
+ * diagonal 0 is the main one, positive above it, negative below (torch.tril / torch.triu). */
+ct_tensor *ct_tril(const ct_tensor *a, int64_t diagonal);
+ct_tensor *ct_triu(const ct_tensor *a, int64_t diagonal);
+/* Running sums along dim (torch.cumsum): integer and bool inputs give int64 (wrapping), floating
+ * ones keep their dtype (float16 and bfloat16 sum in float32). */
+ct_tensor *ct_cumsum(const ct_tensor *a, int dim);
+/* The values of a sorted along dim, ascending or descending, and in *indices (when not NULL; a
+ * new reference) their int64 places in a. Stable: equal values keep their order. NaN counts as
+ * the largest value (last ascending, first descending), as in PyTorch. The gradient flows back
+ * to the places the values came from. */
+ct_tensor *ct_sort(const ct_tensor *a, int dim, bool descending, ct_tensor **indices);
+/* The k largest (or smallest) values along dim and their int64 indices (torch.topk); k in
+ * [0, size of dim]. The results are always sorted (as sorted = true; PyTorch leaves the order
+ * unspecified otherwise), ties in index order. */
+ct_tensor *ct_topk(const ct_tensor *a, int64_t k, int dim, bool largest, bool sorted,
+                   ct_tensor **indices);
+/* int64 category indices drawn from rows of non-negative weights (probs [C] gives [num_samples],
+ * [N, C] gives [N, num_samples]), with the device's generator (ct_manual_seed: the same seed, the
+ * same draws). Without replacement the indices of a row are distinct and num_samples may not
+ * exceed its nonzero weights. Negative, NaN or infinite weights, or a row of zeros, are
+ * CT_ERR_INVALID_ARGUMENT (checked on the host: one read back). */
+ct_tensor *ct_multinomial(const ct_tensor *probs, int64_t num_samples, bool replacement);
+
+/* ---- in place (PyTorch's add_, mul_, fill_, zero_): self takes the result, in its dtype (a
+ * floating result into an integer self is CT_ERR_DTYPE) and shape (other broadcasts to it).
+ * While grad mode is on they are refused (CT_ERR_INVALID_ARGUMENT) on a tensor that requires
+ * grad: on a leaf as in PyTorch, and on a tensor of a recorded graph too, since ctorch records no
+ * in-place op (it has no version counter); and when other requires grad. Under
+ * ct_no_grad_push they are plain writes (as an optimizer step's). ---- */
+ct_status ct_add_(ct_tensor *self, const ct_tensor *other);
+ct_status ct_mul_(ct_tensor *self, const ct_tensor *other);
+ct_status ct_add_scalar_(ct_tensor *self, double s);
+ct_status ct_mul_scalar_(ct_tensor *self, double s);
+ct_status ct_fill_(ct_tensor *self, double value);
+ct_status ct_zero_(ct_tensor *self);
 
 #ifdef __cplusplus
 }

@@ -11,8 +11,11 @@
     SET(X, add_scalar) SET(X, sub_scalar) SET(X, mul_scalar) SET(X, div_scalar)                  \
     SET(X, pow_scalar) SET(X, eq_scalar) SET(X, ne_scalar) SET(X, lt_scalar) SET(X, le_scalar)   \
     SET(X, gt_scalar) SET(X, ge_scalar)
+#define CT_LIST_EACH_INTEGER(X, base) X(base##_i32) X(base##_i64) X(base##_u8)
 #define CT_ELEMENTWISE_SCALAR_KERNELS(X)                                                         \
-    CT_ELEMENTWISE_SCALAR_OPS(X, CT_LIST_EACH_FLOAT) CT_ELEMENTWISE_SCALAR_OPS(X, CT_LIST_EACH_HALF)
+    CT_ELEMENTWISE_SCALAR_OPS(X, CT_LIST_EACH_FLOAT) CT_ELEMENTWISE_SCALAR_OPS(X, CT_LIST_EACH_HALF) \
+    CT_LIST_EACH_INTEGER(X, add_scalar) CT_LIST_EACH_INTEGER(X, sub_scalar)                      \
+    CT_LIST_EACH_INTEGER(X, mul_scalar)
 #define CT_ELEMENTWISE_UNARY_OPS(X, NUMERIC, FLOATING)                                           \
     NUMERIC(X, neg) NUMERIC(X, abs) NUMERIC(X, relu) NUMERIC(X, clamp) FLOATING(X, exp)          \
     FLOATING(X, log) FLOATING(X, sqrt) FLOATING(X, tanh) FLOATING(X, sigmoid) FLOATING(X, gelu)

@@ -109,11 +109,11 @@ static ct_status launch_gather(ct_tensor *out, const ct_tensor *a, int dim,
 /* Checks index values against a's size along dim, then gathers into out (released on error). */
 static ct_tensor *gather_into(const char *function, ct_tensor *out, const ct_tensor *a, int dim,
                               const int64_t *a_strides, const ct_tensor *index,
-                              const int64_t *index_strides)
+                              const int64_t *index_strides, bool check)
 {
     if (!out || ct_numel(out) == 0) return out;
     int64_t size = a->ndim > 0 ? a->shape[dim] : 1;
-    ct_status status = check_index_values(function, index, dim, size);
+    ct_status status = check ? check_index_values(function, index, dim, size) : CT_OK;
     if (status == CT_OK) status = launch_gather(out, a, dim, a_strides, index, index_strides);
     if (status != CT_OK) {
         ct_release(out);
@@ -122,9 +122,9 @@ static ct_tensor *gather_into(const char *function, ct_tensor *out, const ct_ten
     return out;
 }
 
-static ct_tensor *gather(const ct_tensor *a, int dim, const ct_tensor *index)
+static ct_tensor *gather(const char *function, const ct_tensor *a, int dim, const ct_tensor *index,
+                         bool check)
 {
-    const char *function = "ct_gather";
     const ct_tensor *operands[2] = {a, index};
     const char *names[2] = {"a", "index"};
     if (ct_check_operands(function, operands, names, 2) != CT_OK) return NULL;
@@ -146,7 +146,7 @@ static ct_tensor *gather(const ct_tensor *a, int dim, const ct_tensor *index)
     int64_t a_strides[CT_MAX_DIMS];
     for (int k = 0; k < a->ndim; k++) a_strides[k] = k == d ? 0 : a->strides[k];
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, index->shape, index->ndim);
-    return gather_into(function, out, a, d, a_strides, index, index->strides);
+    return gather_into(function, out, a, d, a_strides, index, index->strides, check);
 }
 
 static ct_tensor *index_select(const ct_tensor *a, int dim, const ct_tensor *index)
@@ -175,7 +175,7 @@ static ct_tensor *index_select(const ct_tensor *a, int dim, const ct_tensor *ind
         index_strides[k] = k == d && index->ndim == 1 ? index->strides[0] : 0;
     }
     ct_tensor *out = ct_tensor_alloc(function, a->storage->device, a->dtype, shape, a->ndim);
-    return gather_into(function, out, a, d, a_strides, index, index_strides);
+    return gather_into(function, out, a, d, a_strides, index, index_strides, true);
 }
 
 static ct_tensor *one_hot(const ct_tensor *index, int64_t num_classes)
@@ -362,8 +362,14 @@ static ct_tensor *record_gathering(ct_tensor *out, const char *name, const ct_te
 ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index)
 {
     CT_API_ENTER;
-    ct_tensor *out = gather(a, dim, index);
+    ct_tensor *out = gather("ct_gather", a, dim, index, true);
     return ct_api_return(record_gathering(out, "GatherBackward", a, dim, index, false));
+}
+
+ct_tensor *ct_gather_trusted(const char *function, const ct_tensor *a, int dim, const ct_tensor *index)
+{
+    ct_tensor *out = gather(function, a, dim, index, false);
+    return record_gathering(out, "GatherBackward", a, dim, index, false);
 }
 
 ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index)

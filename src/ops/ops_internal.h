@@ -31,6 +31,10 @@ ct_tensor *ct_cast_if_needed(const ct_tensor *t, ct_dtype dtype);
  * read back (indexing.c). */
 ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi);
 
+/* ct_gather (with its gradient) of an int64 index whose values are known to be in range (made
+ * by ctorch itself, as sort's): no check, so no read back to the host. Untracked. */
+ct_tensor *ct_gather_trusted(const char *function, const ct_tensor *a, int dim, const ct_tensor *index);
+
 /* The product g describes, of a's, b's and c's storages (g's handles and offsets are theirs),
  * in any floating dtype: float16 and bfloat16 through float32 where the device's BLAS has no
  * 16-bit product (gemm_any.c). */

@@ -1,10 +1,13 @@
-/* Ops of a tensor and a scalar treat the scalar as a Python float: integer and bool tensors give
- * float32, floating tensors keep their dtype (the scalar rounded to it), comparisons give bool. */
+/* Ops of a tensor and a scalar type the scalar as PyTorch types a Python number: an integer
+ * tensor plus, minus or times an integral scalar keeps its dtype (bool gives int64) and wraps;
+ * other pairings with integer and bool tensors give float32; floating tensors keep their dtype
+ * (the scalar rounded to it); comparisons give bool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 
 #include "ops/elementwise_check.h"
 
@@ -24,8 +27,29 @@ static const struct {
     [GE] = {"ct_ge_scalar", ct_ge_scalar},
 };
 
-static ct_dtype compute_dtype(ct_dtype dtype) { return dtype == CT_F64 ? CT_F64 : CT_F32; }
-static ct_dtype result_dtype(scalar_kind op, ct_dtype dtype) { return op >= EQ ? CT_BOOL : compute_dtype(dtype); }
+static bool floating(ct_dtype dtype) { return dtype == CT_F32 || dtype == CT_F64; }
+/* PyTorch's int64 + 1 is int64: an integral scalar is a Python int. */
+static bool keeps_integer(scalar_kind op, ct_dtype dtype, double s)
+{
+    return (op == ADD || op == SUB || op == MUL) && !floating(dtype) && s == trunc(s);
+}
+static ct_dtype compute_dtype(scalar_kind op, ct_dtype dtype, double s)
+{
+    if (keeps_integer(op, dtype, s)) return dtype == CT_BOOL ? CT_I64 : dtype;
+    return dtype == CT_F64 ? CT_F64 : CT_F32;
+}
+static ct_dtype result_dtype(scalar_kind op, ct_dtype dtype, double s)
+{
+    return op >= EQ ? CT_BOOL : compute_dtype(op, dtype, s);
+}
+
+/* x op s in an integer dtype (the test's values are small: only uint8 wraps). */
+static double integer_reference(scalar_kind op, ct_dtype t, double x, double s)
+{
+    double r = op == ADD ? x + s : op == SUB ? x - s : x * s;
+    if (t == CT_U8) r = fmod(fmod(r, 256) + 256, 256);
+    return r;
+}
 
 /* x op s in t, with both rounded to t first. */
 static double reference(scalar_kind op, ct_dtype t, double x, double s)
@@ -75,15 +99,17 @@ static void check_op(scalar_kind op, const ct_tensor *a, const double *values, d
     ct_dtype dtype = ct_tensor_dtype(a);
     ct_tensor *out = ops[op].fn(a, s);
     if (!out) fail_msg("%s(%s, %g) failed: %s", ops[op].name, ct_dtype_name(dtype), s, ct_last_error_message());
-    assert_geometry(out, result_dtype(op, dtype), ct_tensor_shape(a), ct_tensor_ndim(a));
+    ct_dtype compute = compute_dtype(op, dtype, s);
+    assert_geometry(out, result_dtype(op, dtype, s), ct_tensor_shape(a), ct_tensor_ndim(a));
     int64_t n = ct_numel(out);
     double *got = values_of(out);
     double *want = calloc((size_t)(n > 0 ? n : 1), sizeof *want);
     for (int64_t k = 0; k < n; k++)
-        want[k] = reference(op, compute_dtype(dtype), check_round(dtype, values[k]), s);
+        want[k] = floating(compute) ? reference(op, compute, check_round(dtype, values[k]), s)
+                                    : integer_reference(op, compute, values[k], s);
     char what[96];
     snprintf(what, sizeof what, "%s(%s, %g)", ops[op].name, ct_dtype_name(dtype), s);
-    assert_values(what, got, want, n, result_dtype(op, dtype));
+    assert_values(what, got, want, n, result_dtype(op, dtype, s));
     free(got);
     free(want);
     ct_release(out);
@@ -136,14 +162,22 @@ static double single(scalar_fn fn, ct_dtype dtype, double x, double s, ct_dtype 
     return result;
 }
 
-static void the_scalar_acts_as_a_python_float(void **state)
+static void the_scalar_acts_as_a_python_number(void **state)
 {
     (void)state;
+    /* a non-integral scalar is a Python float: the default float dtype */
     assert_true(single(ct_add_scalar, CT_I32, 2, 0.5, CT_F32) == 2.5);
     assert_true(single(ct_div_scalar, CT_I64, 7, 2, CT_F32) == 3.5);
     assert_true(single(ct_mul_scalar, CT_BOOL, 1, 2.5, CT_F32) == 2.5);
     assert_true(single(ct_pow_scalar, CT_I32, 3, 2, CT_F32) == 9);
-    assert_true(single(ct_sub_scalar, CT_U8, 0, 1, CT_F32) == -1);
+    /* an integral one is a Python int: torch.tensor([1]) + 1 is int64, and integers wrap */
+    assert_true(single(ct_add_scalar, CT_I64, 1, 1, CT_I64) == 2);
+    assert_true(single(ct_add_scalar, CT_I64, 9007199254740000.0, 1, CT_I64) == 9007199254740001.0);
+    assert_true(single(ct_mul_scalar, CT_I32, 3, -4, CT_I32) == -12);
+    assert_true(single(ct_sub_scalar, CT_U8, 0, 1, CT_U8) == 255);
+    assert_true(single(ct_add_scalar, CT_U8, 1, -1, CT_U8) == 0);
+    assert_true(single(ct_add_scalar, CT_BOOL, 1, 1, CT_I64) == 2);
+    assert_true(single(ct_mul_scalar, CT_BOOL, 1, 3, CT_I64) == 3);
     assert_true(single(ct_add_scalar, CT_F64, 0.1, 0.2, CT_F64) == 0.1 + 0.2);
     /* a float32 tensor rounds the scalar to float32: 0.1f == 0.1 there, as in PyTorch */
     assert_true(single(ct_eq_scalar, CT_F32, 0.1, 0.1, CT_BOOL) == 1);
@@ -152,6 +186,19 @@ static void the_scalar_acts_as_a_python_float(void **state)
     assert_true(single(ct_eq_scalar, CT_I32, 16777217, 16777216, CT_BOOL) == 1);
     assert_true(single(ct_lt_scalar, CT_BOOL, 1, 1.5, CT_BOOL) == 1);
     assert_true(single(ct_ge_scalar, CT_U8, 200, 200, CT_BOOL) == 1);
+}
+
+/* PyTorch casts an int scalar into the tensor's dtype, wrapping: torch.tensor([1], dtype=
+ * torch.int32) + 2**40 is [1]. A value beyond int64 acts as a float (torch.tensor([1]) + 2.0**70
+ * is float32). */
+static void an_integral_scalar_wraps_into_the_dtype(void **state)
+{
+    (void)state;
+    assert_true(single(ct_add_scalar, CT_I32, 1, 1099511627776.0, CT_I32) == 1);         /* 2^40 */
+    assert_true(single(ct_mul_scalar, CT_I32, 3, 4294967298.0, CT_I32) == 6);            /* 2^32 + 2 */
+    assert_true(single(ct_add_scalar, CT_U8, 1, 511, CT_U8) == 0);
+    assert_true(single(ct_sub_scalar, CT_I64, 0, -9007199254740992.0, CT_I64) == 9007199254740992.0);
+    assert_true(single(ct_add_scalar, CT_I64, 1, 0x1p70, CT_F32) == (double)(float)0x1p70);
 }
 
 static void eq_scalar_zero_inverts_a_mask(void **state)
@@ -186,7 +233,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_scalar_op_matches_the_reference_for_every_dtype),
         cmocka_unit_test(scalar_ops_work_on_views_zero_dim_and_empty_tensors),
-        cmocka_unit_test(the_scalar_acts_as_a_python_float),
+        cmocka_unit_test(the_scalar_acts_as_a_python_number),
+        cmocka_unit_test(an_integral_scalar_wraps_into_the_dtype),
         cmocka_unit_test(eq_scalar_zero_inverts_a_mask),
         cmocka_unit_test(large_scalar_ops_match_on_the_parallel_path),
     };

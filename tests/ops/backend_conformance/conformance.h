@@ -172,6 +172,8 @@ extern const conf_op conf_backward_ops[];
 extern const int conf_backward_op_count;
 extern const conf_op conf_optim_ops[];
 extern const int conf_optim_op_count;
+extern const conf_op conf_rows_ops[];
+extern const int conf_rows_op_count;
 /* Set by a program linked with the library's internals (test_backend_conformance.c) to
  * ct_optimizer_set_per_parameter, so that the optimizer cases marked per parameter reach the
  * per-parameter kernels; NULL elsewhere (ops_conformance_digest, which sees only the public API):

@@ -12,16 +12,17 @@
 /* Mismatching elements printed per result; the rest are counted. */
 #define CONF_REPORT_ELEMENTS 4
 
-#define CONF_TABLES 7
+#define CONF_TABLES 8
 
 static const conf_op *const *all_tables(int *counts)
 {
     static const conf_op *const tables[CONF_TABLES] = {
         conf_elementwise_ops, conf_reduction_ops, conf_linalg_index_ops, conf_tensor_ops,
-        conf_nn_ops,          conf_backward_ops,  conf_optim_ops};
+        conf_nn_ops,          conf_backward_ops,  conf_optim_ops,     conf_rows_ops};
     const int sizes[CONF_TABLES] = {conf_elementwise_op_count, conf_reduction_op_count,
                                     conf_linalg_index_op_count, conf_tensor_op_count,
-                                    conf_nn_op_count, conf_backward_op_count, conf_optim_op_count};
+                                    conf_nn_op_count, conf_backward_op_count, conf_optim_op_count,
+                                    conf_rows_op_count};
     memcpy(counts, sizes, sizeof sizes);
     return tables;
 }
