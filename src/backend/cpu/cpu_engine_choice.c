@@ -15,8 +15,12 @@
  *   and backward at batch 512: 21.6k samples/s as im2col + OpenBLAS, 101k as primitives (PyTorch
  *   84k, the same run).
  *
- * CTORCH_CPU_ENGINE=openblas puts everything back on OpenBLAS and im2col (a comparison, or a
- * machine where oneDNN misbehaves); =onednn sends every float32 product to oneDNN. */
+ * - float32 and float64 pooling: the CPU's own loops (cpu_pool.c says why not oneDNN's); the
+ *   digits cnn's two max poolings forward and backward at batch 512 took MEASURED.
+ *
+ * CTORCH_CPU_ENGINE=openblas puts everything back on OpenBLAS, im2col and the dialect's pooling
+ * kernels (a comparison, or a machine where oneDNN misbehaves); =onednn sends every float32
+ * product to oneDNN. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,3 +100,5 @@ bool ct_cpu_conv_in_onednn(void)
     return false;
 #endif
 }
+
+bool ct_cpu_pool_own_loops(void) { return user_choice() != CHOICE_OPENBLAS; }
