@@ -141,6 +141,7 @@ static ct_status run_pool(ct_device device, ct_pool_pass pass, ct_kernel_id kern
                         .y = ct_tensor_handle(y), .y_offset = (long)y->offset,
                         .indices = indices ? ct_tensor_handle(indices) : NULL,
                         .indices_offset = indices ? (long)indices->offset : 0};
+    if (a.planes == 0) return CT_OK; /* an empty batch: nothing to pool (and no buffers) */
     if (ct_backend_pool2d_takes(device, &a)) return ct_backend_pool2d(device, &a);
     bool forward = pass == CT_POOL_MAX_FORWARD || pass == CT_POOL_AVG_FORWARD;
     int64_t planes = x->shape[0] * x->shape[1];
