@@ -145,7 +145,8 @@ static ct_status run_pool(ct_device device, ct_pool_pass pass, ct_kernel_id kern
     if (ct_backend_pool2d_takes(device, &a)) return ct_backend_pool2d(device, &a);
     bool forward = pass == CT_POOL_MAX_FORWARD || pass == CT_POOL_AVG_FORWARD;
     int64_t planes = x->shape[0] * x->shape[1];
-    /* The kernels' buffers: forward out (y), [indices], input (x); backward grad_in (x), grad_out (y), [indices]. */
+    /* The kernels' buffers: forward out (y), [indices], input (x); backward grad_in (x),
+     * grad_out (y), [indices]. */
     const ct_tensor *tensors[3];
     int count = 0;
     if (forward) {
@@ -177,7 +178,8 @@ static ct_status max_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_te
                                             in->shape, 4) : NULL;
     ct_status status = gin ? CT_OK : ct_last_error();
     if (status == CT_OK)
-        status = run_pool(in->device, CT_POOL_MAX_BACKWARD, kernels[in->dtype], &g, gin, gout, indices, false);
+        status = run_pool(in->device, CT_POOL_MAX_BACKWARD, kernels[in->dtype], &g, gin, gout, indices,
+                          false);
     ct_release(gout);
     if (status != CT_OK) {
         ct_release(gin);
@@ -277,7 +279,8 @@ ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
     ct_tensor *out = x ? ct_tensor_alloc(AVG_FN, device, input->dtype, shape, 4) : NULL;
     ct_status status = out ? CT_OK : ct_last_error();
     if (status == CT_OK)
-        status = run_pool(device, CT_POOL_AVG_FORWARD, kernels[input->dtype], &g, x, out, NULL, count_include_pad);
+        status = run_pool(device, CT_POOL_AVG_FORWARD, kernels[input->dtype], &g, x, out, NULL,
+                          count_include_pad);
     ct_release(x);
     if (status != CT_OK) {
         ct_release(out);

@@ -130,7 +130,8 @@ static bool replaced_by_library(ct_device device, const char *kernel)
 {
     if (device.type != CT_CPU) return false;
     size_t length = strlen(kernel);
-    bool wide = length > 4 && (strcmp(kernel + length - 4, "_f32") == 0 || strcmp(kernel + length - 4, "_f64") == 0);
+    const char *suffix = length > 4 ? kernel + length - 4 : "";
+    bool wide = strcmp(suffix, "_f32") == 0 || strcmp(suffix, "_f64") == 0;
     if (ct_cpu_pool_own_loops() && wide && strstr(kernel, "_pool2d") != NULL) return true;
     if (!ct_cpu_conv_in_onednn()) return false;
     return strncmp(kernel, "im2col_", 7) == 0 || strncmp(kernel, "col2im_", 7) == 0 ||

@@ -316,7 +316,8 @@ ct_status ct_cpu_pool2d(int index, void *stream, const ct_pool2d_args *args)
 {
     (void)stream;
     if (!ct_cpu_pool2d_takes(index, args))
-        return ct_error(CT_ERR_INTERNAL, "cpu pool2d: no pooling loop for %s here", ct_dtype_name(args->dtype));
+        return ct_error(CT_ERR_INTERNAL, "cpu pool2d: no pooling loop for %s here",
+                        ct_dtype_name(args->dtype));
     bool max = args->pass == CT_POOL_MAX_FORWARD || args->pass == CT_POOL_MAX_BACKWARD;
     if (max && !args->indices)
         return ct_error(CT_ERR_INTERNAL, "cpu pool2d: max pooling without its indices");
