@@ -273,7 +273,8 @@ static pool_result pool(const pool_case *k, int op, ct_dtype dtype)
     ct_tensor *loss = ct_sum(weighted, NULL, 0, false);
     assert_non_null(loss);
     assert_int_equal(ct_backward(loss), CT_OK);
-    pool_result result = {.out = values(out), .grad = values(ct_grad(x)), .out_count = ct_numel(out),
+    ct_tensor *grad = ct_grad(x);
+    pool_result result = {.out = values(out), .grad = values(grad), .out_count = ct_numel(out),
                           .x_count = ct_numel(x)};
     if (indices) {
         result.indices = malloc(sizeof(int64_t) * (size_t)result.out_count);
@@ -281,7 +282,7 @@ static pool_result pool(const pool_case *k, int op, ct_dtype dtype)
         assert_int_equal(ct_tensor_to_array(indices, result.indices, sizeof(int64_t) * (size_t)result.out_count),
                          CT_OK);
     }
-    ct_tensor *all[] = {x, indices, out, r64, r, weighted, loss};
+    ct_tensor *all[] = {x, indices, out, r64, r, weighted, loss, grad};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) ct_release(all[i]);
     return result;
 }
@@ -372,14 +373,14 @@ static void a_captured_pooling_replays_what_running_it_gives(void **state)
         ct_release(a_sum);
         if (pass == 0) {
             assert_int_equal(ct_graph_end(graph), CT_OK);
-            got_max = m, got_avg = a, gx = ct_retain(ct_grad(leaf));
+            got_max = m, got_avg = a, gx = ct_grad(leaf);
             /* the next input, into the captured one's memory */
             ct_tensor *next = ct_mul_scalar(x, -0.5);
             assert_int_equal(ct_copy_(x, next), CT_OK);
             ct_release(next);
             assert_int_equal(ct_graph_replay(graph), CT_OK);
         } else {
-            want_max = m, want_avg = a, want_gx = ct_retain(ct_grad(leaf));
+            want_max = m, want_avg = a, want_gx = ct_grad(leaf);
         }
         ct_release(loss);
         ct_release(leaf);
