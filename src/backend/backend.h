@@ -38,6 +38,12 @@ bool ct_backend_conv2d_takes(ct_device device, const ct_conv2d_args *args);
 ct_status ct_backend_conv2d(ct_device device, const ct_conv2d_args *args);
 /* The same on a given stream, counted but never captured (launch_record.c's replay). */
 ct_status ct_backend_conv2d_replayed(ct_device device, void *stream, const ct_conv2d_args *args);
+/* Does the device pool this itself (see ct_backend.pool2d_takes)? */
+bool ct_backend_pool2d_takes(ct_device device, const ct_pool2d_args *args);
+/* Pooling by the device's own code on the current stream (captured like a convolution). */
+ct_status ct_backend_pool2d(ct_device device, const ct_pool2d_args *args);
+/* The same on a given stream, counted but never captured (launch_record.c's replay). */
+ct_status ct_backend_pool2d_replayed(ct_device device, void *stream, const ct_pool2d_args *args);
 
 /* How many launches of kernel (with work to do) reached device since the start; devices of
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */

@@ -40,6 +40,26 @@ typedef struct ct_conv2d_args {
     void *y; long y_offset;
 } ct_conv2d_args;
 
+/* 2-D max or average pooling of contiguous planes (one per sample and channel): x [planes, h, w],
+ * y [planes, out_h, out_w], with ct_max_pool2d's and ct_avg_pool2d's semantics (include/ctorch/
+ * nn_functional.h); offsets in elements. A forward writes y from x (max pooling also indices,
+ * int64 of y's shape: each maximum's position h * w_size + w in its plane); a backward writes x's
+ * gradient (in x) from y's gradient (in y), through indices for max pooling. */
+typedef enum ct_pool_pass {
+    CT_POOL_MAX_FORWARD, CT_POOL_MAX_BACKWARD, CT_POOL_AVG_FORWARD, CT_POOL_AVG_BACKWARD
+} ct_pool_pass;
+
+typedef struct ct_pool2d_args {
+    ct_pool_pass pass;
+    ct_dtype dtype;
+    long planes, h, w, out_h, out_w;
+    long kernel[2], stride[2], padding[2];
+    int count_include_pad;
+    void *x; long x_offset;
+    void *y; long y_offset;
+    void *indices; long indices_offset;
+} ct_pool2d_args;
+
 /* How a device wants work split. The op layer plans its launches from this (src/ops/work_split.c):
  * a CPU wants a few long work items per core, each a group of one that walks a long vector loop;
  * a GPU wants blocks of cooperating threads, enough of them to keep every multiprocessor busy,
@@ -119,6 +139,10 @@ typedef struct ct_backend {
      * im2col + gemm. */
     ct_status (*conv2d)(int index, void *stream, const ct_conv2d_args *args);
     bool (*conv2d_takes)(int index, const ct_conv2d_args *args);
+    /* Pooling by the device's own code (the CPU's vectorised loops); pool2d_takes says whether it
+     * runs this one; NULL, or false: the ops layer launches the dialect's kernels (kernels/nn.ct). */
+    ct_status (*pool2d)(int index, void *stream, const ct_pool2d_args *args);
+    bool (*pool2d_takes)(int index, const ct_pool2d_args *args);
     /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);
 

@@ -1,7 +1,8 @@
-/* torch.nn.functional.max_pool2d and avg_pool2d over [N, C, H, W] (kernels/nn.ct): one work
- * item per output row forward; backward one work item per input row, which owns that row and
- * gathers from the windows that cover it (max pooling through the indices its forward kept),
- * so gradients are summed in a fixed order without atomics. */
+/* torch.nn.functional.max_pool2d and avg_pool2d over [N, C, H, W]: the device's own pooling code
+ * where it has one (the CPU's loops, backend/cpu/cpu_pool.c), else the dialect's kernels
+ * (kernels/nn.ct): one work item per output row forward; backward one work item per input row,
+ * which owns that row and gathers from the windows that cover it (max pooling through the
+ * indices its forward kept), so gradients are summed in a fixed order without atomics. */
 #include "ops/nn_internal.h"
 
 static const char *const MAX_FN = "ct_max_pool2d";
@@ -125,6 +126,43 @@ static ct_status launch_window(ct_device device, ct_kernel_id kernel, const ct_w
     return ct_backend_launch(device, kernel, buffers, &p, work);
 }
 
+/* Runs a pass in the device's own pooling code when it has one for this (the CPU's loops), else
+ * launches the dialect's kernel over n work items as launch_window does. x, y and indices are
+ * the pass's tensors as ct_pool2d_args names them (indices NULL for average pooling). */
+static ct_status run_pool(ct_device device, ct_pool_pass pass, ct_kernel_id kernel, const ct_window2d *g,
+                          const ct_tensor *x, const ct_tensor *y, const ct_tensor *indices,
+                          bool include_pad)
+{
+    ct_pool2d_args a = {.pass = pass, .dtype = x->dtype, .planes = (long)(x->shape[0] * x->shape[1]),
+                        .h = (long)g->h, .w = (long)g->w, .out_h = (long)g->out_h, .out_w = (long)g->out_w,
+                        .kernel = {(long)g->kh, (long)g->kw}, .stride = {(long)g->sh, (long)g->sw},
+                        .padding = {(long)g->ph, (long)g->pw}, .count_include_pad = include_pad,
+                        .x = ct_tensor_handle(x), .x_offset = (long)x->offset,
+                        .y = ct_tensor_handle(y), .y_offset = (long)y->offset,
+                        .indices = indices ? ct_tensor_handle(indices) : NULL,
+                        .indices_offset = indices ? (long)indices->offset : 0};
+    if (a.planes == 0) return CT_OK; /* an empty batch: nothing to pool (and no buffers) */
+    if (ct_backend_pool2d_takes(device, &a)) return ct_backend_pool2d(device, &a);
+    bool forward = pass == CT_POOL_MAX_FORWARD || pass == CT_POOL_AVG_FORWARD;
+    int64_t planes = x->shape[0] * x->shape[1];
+    /* The kernels' buffers: forward out (y), [indices], input (x); backward grad_in (x),
+     * grad_out (y), [indices]. */
+    const ct_tensor *tensors[3];
+    int count = 0;
+    if (forward) {
+        tensors[count++] = y;
+        if (indices) tensors[count++] = indices;
+        tensors[count++] = x;
+        return launch_window(device, kernel, g, planes * g->out_h, tensors, count, include_pad ? 1 : 0,
+                             (long)(g->out_w * g->kh * g->kw));
+    }
+    tensors[count++] = x;
+    tensors[count++] = y;
+    if (indices) tensors[count++] = indices;
+    return launch_window(device, kernel, g, planes * g->h, tensors, count, include_pad ? 1 : 0,
+                         backward_row_work(g));
+}
+
 /* ---- max pooling ---- */
 
 static ct_status max_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
@@ -139,11 +177,9 @@ static ct_status max_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_te
     ct_tensor *gin = gout ? ct_tensor_alloc("MaxPool2DWithIndicesBackward", in->device, in->dtype,
                                             in->shape, 4) : NULL;
     ct_status status = gin ? CT_OK : ct_last_error();
-    if (status == CT_OK) {
-        const ct_tensor *tensors[3] = {gin, gout, indices};
-        status = launch_window(in->device, kernels[in->dtype], &g, in->shape[0] * in->shape[1] * g.h,
-                               tensors, 3, 0, backward_row_work(&g));
-    }
+    if (status == CT_OK)
+        status = run_pool(in->device, CT_POOL_MAX_BACKWARD, kernels[in->dtype], &g, gin, gout, indices,
+                          false);
     ct_release(gout);
     if (status != CT_OK) {
         ct_release(gin);
@@ -168,11 +204,8 @@ ct_tensor *ct_max_pool2d_with_indices(const ct_tensor *input, const int64_t kern
     ct_tensor *out = x ? ct_tensor_alloc(MAX_FN, device, input->dtype, shape, 4) : NULL;
     ct_tensor *chosen = out ? ct_tensor_alloc(MAX_FN, device, CT_I64, shape, 4) : NULL;
     ct_status status = chosen ? CT_OK : ct_last_error();
-    if (status == CT_OK) {
-        const ct_tensor *tensors[3] = {out, chosen, x};
-        status = launch_window(device, kernels[input->dtype], &g, shape[0] * shape[1] * g.out_h,
-                               tensors, 3, 0, (long)(g.out_w * g.kh * g.kw));
-    }
+    if (status == CT_OK)
+        status = run_pool(device, CT_POOL_MAX_FORWARD, kernels[input->dtype], &g, x, out, chosen, false);
     ct_release(x);
     if (status != CT_OK) {
         ct_release(out);
@@ -221,12 +254,9 @@ static ct_status avg_pool2d_backward(ct_node *node, const ct_tensor *grad, ct_te
     ct_tensor *gin = gout ? ct_tensor_alloc("AvgPool2DBackward", in->device, in->dtype, in->shape, 4)
                           : NULL;
     ct_status status = gin ? CT_OK : ct_last_error();
-    if (status == CT_OK) {
-        const ct_tensor *tensors[2] = {gin, gout};
-        status = launch_window(in->device, kernels[in->dtype], &g, in->shape[0] * in->shape[1] * g.h,
-                               tensors, 2, (long)node->ints[POOL_INT_INCLUDE_PAD],
-                               backward_row_work(&g));
-    }
+    if (status == CT_OK)
+        status = run_pool(in->device, CT_POOL_AVG_BACKWARD, kernels[in->dtype], &g, gin, gout, NULL,
+                          node->ints[POOL_INT_INCLUDE_PAD] != 0);
     ct_release(gout);
     if (status != CT_OK) {
         ct_release(gin);
@@ -248,11 +278,9 @@ ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
     ct_tensor *x = ct_contiguous(input);
     ct_tensor *out = x ? ct_tensor_alloc(AVG_FN, device, input->dtype, shape, 4) : NULL;
     ct_status status = out ? CT_OK : ct_last_error();
-    if (status == CT_OK) {
-        const ct_tensor *tensors[2] = {out, x};
-        status = launch_window(device, kernels[input->dtype], &g, shape[0] * shape[1] * g.out_h,
-                               tensors, 2, count_include_pad ? 1 : 0, (long)(g.out_w * g.kh * g.kw));
-    }
+    if (status == CT_OK)
+        status = run_pool(device, CT_POOL_AVG_FORWARD, kernels[input->dtype], &g, x, out, NULL,
+                          count_include_pad);
     ct_release(x);
     if (status != CT_OK) {
         ct_release(out);

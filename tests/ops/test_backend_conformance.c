@@ -123,11 +123,17 @@ static bool listed(const char *name, const char *const *list)
     return false;
 }
 
-/* Kernels a device's DNN library does the work of (oneDNN's convolutions on the CPU): their C
- * build is run by tests/backend/test_cpu_engines_agree, with the CPU's engine set to OpenBLAS. */
+/* Kernels a device's DNN library or own code does the work of (oneDNN's convolutions and the
+ * float32 and float64 pooling loops on the CPU): their C build is run by
+ * tests/backend/test_cpu_engines_agree, with the CPU's engine set to OpenBLAS. */
 static bool replaced_by_library(ct_device device, const char *kernel)
 {
-    if (device.type != CT_CPU || !ct_cpu_conv_in_onednn()) return false;
+    if (device.type != CT_CPU) return false;
+    size_t length = strlen(kernel);
+    const char *suffix = length > 4 ? kernel + length - 4 : "";
+    bool wide = strcmp(suffix, "_f32") == 0 || strcmp(suffix, "_f64") == 0;
+    if (ct_cpu_pool_own_loops() && wide && strstr(kernel, "_pool2d") != NULL) return true;
+    if (!ct_cpu_conv_in_onednn()) return false;
     return strncmp(kernel, "im2col_", 7) == 0 || strncmp(kernel, "col2im_", 7) == 0 ||
            strncmp(kernel, "conv2d_bias_fill_", 17) == 0;
 }

@@ -1,4 +1,4 @@
-/* Which library runs each of the CPU's products and convolutions (cpu_engine_choice.c says why). */
+/* Which library runs each of the CPU's products, convolutions and poolings (cpu_engine_choice.c says why). */
 #ifndef CT_CPU_ENGINE_CHOICE_H
 #define CT_CPU_ENGINE_CHOICE_H
 
@@ -18,6 +18,10 @@ ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *args);
 bool ct_cpu_onednn_multiplies(ct_dtype dtype);
 /* Whether convolutions run as oneDNN primitives (else im2col + GEMM above the backend). */
 bool ct_cpu_conv_in_onednn(void);
+/* Whether float32 and float64 pooling runs in the CPU's own loops (cpu_pool.c), else in the
+ * dialect's kernels: everywhere but CTORCH_CPU_ENGINE=openblas, which puts every op back as it
+ * was before the engines (a comparison). */
+bool ct_cpu_pool_own_loops(void);
 
 /* Tests: as CTORCH_CPU_ENGINE=name ("auto", "openblas", "onednn"; NULL: read the variable again). */
 void ct_cpu_engine_set_for_testing(const char *name);
