@@ -30,11 +30,11 @@ static char *gelu_tanh_describe(const ct_module *m)
 
 ct_module *ct_gelu_module_approximate(const char *approximate)
 {
-    if (approximate && strcmp(approximate, "none") == 0) return ct_gelu_module();
-    if (!approximate || strcmp(approximate, "tanh") != 0)
+    if (!approximate) return ct_null_argument("ct_gelu_module_approximate", "approximate");
+    if (strcmp(approximate, "none") == 0) return ct_gelu_module();
+    if (strcmp(approximate, "tanh") != 0)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_gelu_module_approximate: approximate is "
-                             "%s%s%s; it must be \"none\" or \"tanh\"", approximate ? "\"" : "",
-                             approximate ? approximate : "NULL", approximate ? "\"" : "");
+                             "\"%s\"; it must be \"none\" or \"tanh\"", approximate);
     ct_module *m = ct_gelu_tanh_module();
     if (m) m->describe = gelu_tanh_describe;
     return m;

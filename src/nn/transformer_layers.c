@@ -48,9 +48,10 @@ static ct_status add_parameter(ct_module *m, const char *name, ct_tensor *t)
 ct_module *ct_layer_norm_module(const int64_t *shape, int ndim, double eps, bool elementwise_affine)
 {
     const char *function = "ct_layer_norm_module";
-    if (!shape || ndim < 1 || ndim > CT_MAX_DIMS)
+    if (!shape) return ct_null_argument(function, "shape");
+    if (ndim < 1 || ndim > CT_MAX_DIMS)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: normalized_shape must have 1 to %d dims "
-                             "(got %d%s)", function, CT_MAX_DIMS, ndim, shape ? "" : ", NULL");
+                             "(got %d)", function, CT_MAX_DIMS, ndim);
     for (int k = 0; k < ndim; k++)
         if (shape[k] <= 0)
             return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: normalized_shape[%d] is %lld; sizes "

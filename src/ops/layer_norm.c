@@ -57,9 +57,10 @@ static ct_status check_arguments(const ct_tensor *x, const int64_t *normalized_s
         return ct_error(CT_ERR_DTYPE, "%s: layer_norm needs a floating x (float32, float64, "
                         "float16 or bfloat16), but x is %s; convert with ct_to_dtype first", FN,
                         ct_dtype_name(x->dtype));
-    if (ndim < 1 || !normalized_shape)
+    if (!normalized_shape) return ct_null_argument(FN, "normalized_shape"), ct_last_error();
+    if (ndim < 1)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: normalized_shape must name at least one "
-                        "dim (got %d dims%s)", FN, ndim, normalized_shape ? "" : ", NULL");
+                        "dim (got %d dims)", FN, ndim);
     char sx[256], sn[256];
     ct_shape_format(x->shape, x->ndim, sx, sizeof sx);
     bool matches = ndim <= x->ndim;
