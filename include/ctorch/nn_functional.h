@@ -1,7 +1,7 @@
 /* ctorch nn functional: convolution, pooling, batch and layer normalisation, embedding
- * (torch.nn.functional's conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, embedding). They take float32 or float64 tensors on one
- * device, record their backward for autograd, and return new references (NULL with an error
- * on bad input, as every op).
+ * (torch.nn.functional's conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, embedding).
+ * They take floating tensors on one device, record their backward for autograd, and return new
+ * references (NULL with an error on bad input, as every op).
  *
  * Window arguments are pairs {height, width}. NULL means PyTorch's default: stride 1 for
  * ct_conv2d and the kernel size for the pools, padding 0, dilation 1. */

@@ -1,6 +1,5 @@
 /* Conformance entries of nn_functional.h: conv2d, the pools, batch and layer normalisation and
- * embedding (their
- * backward is in table_backward.c). Cases reach every kernel: im2col with stride, padding,
+ * embedding (their backward is in table_backward.c). Cases reach every kernel: im2col with stride, padding,
  * dilation and groups, the bias fill (and its absence), pooling windows that overlap, skip
  * elements or hang over the padding, batch statistics with and without running statistics
  * (updated in place through strided rows), and evaluation. Tolerances:
@@ -10,7 +9,8 @@
  *  - avg_pool2d sums a window in one order everywhere, then divides: 4 ulps of the mean of
  *    |input| (PoCL: exact);
  *  - batch_norm sums each channel in one order everywhere, but a device may fuse its
- *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5).
+ *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5);
+ *  - layer_norm: see its cases; embedding copies rows: exact.
  * float16 and bfloat16 (CONF_HALF) against float64: the pools and batch_norm compute in float
  * and round once (the default 2 units of the 16-bit format; batch_norm's statistics are float32
  * sums); conv2d's half_ulps is for when ct_matmul takes 16-bit dtypes (CONV2D_DTYPES). */
