@@ -1,9 +1,11 @@
 /* torch.nn.functional.embedding: the rows of weight [V, C] that the indices name, [..., C]. The
  * indices are checked on the device and their range read back before any row is read, as
  * ct_index_select does (indexing.c), whose gather this is. The weight's gradient has an owner
- * per row (ct_select_rows_backward): each row adds the output's gradient rows that picked it in
- * the order of the indices, with no atomics, so the sums are the same bits run to run and on
- * every device. The row at padding_idx gets no gradient. */
+ * per row (kernels/embedding.ct): the indices are sorted stably into rows (a counting sort),
+ * then each row adds the output's gradient rows that picked it in the order of the indices,
+ * with no atomics, so the sums are the same bits run to run and on every device, in O(N C + V C)
+ * work. The row at padding_idx gets no gradient. */
+#include "backend/backend.h"
 #include "ops/ops_autograd.h"
 
 static const char *const FN = "ct_embedding";
@@ -38,23 +40,76 @@ static ct_status check_arguments(const ct_tensor *weight, const ct_tensor *indic
     return CT_OK;
 }
 
+static ct_status launch(ct_kernel_id kernel, ct_kparams *p, ct_tensor *const *tensors, long work)
+{
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {NULL};
+    for (int i = 0; i < CT_KERNEL_MAX_BUFFERS; i++) {
+        buffers[i] = ct_tensor_handle(tensors[i]);
+        p->off[i] = (long)tensors[i]->offset;
+    }
+    return ct_backend_launch(tensors[0]->storage->device, kernel, buffers, p, work);
+}
+
+/* grad_w [V, C] (new) from the upstream rows g [N, C] (contiguous) and the flat indices: a
+ * stable counting sort of the indices into rows, then an item per row and lanes of columns
+ * (kernels/embedding.ct). */
+static ct_status weight_gradient(ct_tensor *grad_w, const ct_tensor *g, const ct_tensor *flat,
+                                 int64_t padding_idx)
+{
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(embedding_backward);
+    const char *function = "EmbeddingBackward";
+    ct_device device = grad_w->storage->device;
+    int64_t n = ct_numel(flat), v = grad_w->shape[0], c = grad_w->shape[1], rows = v + 1;
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(device, &shape);
+    if (status != CT_OK) return status;
+    if (kernels[grad_w->dtype] == CT_K_NONE)
+        return ct_error(CT_ERR_DTYPE, "%s: the gradient is computed in float32, float64, float16 or "
+                        "bfloat16, not %s", function, ct_dtype_name(grad_w->dtype));
+    ct_tensor *order = ct_tensor_alloc(function, device, CT_I64, n > 0 ? &n : &rows, 1);
+    ct_tensor *offsets = order ? ct_tensor_alloc(function, device, CT_I64, &rows, 1) : NULL;
+    ct_tensor *cursor = offsets ? ct_tensor_alloc(function, device, CT_I64, &v, 1) : NULL;
+    status = cursor ? CT_OK : ct_last_error();
+    if (status == CT_OK) {
+        ct_kparams p = {0};
+        p.n = 1;
+        p.l[0] = (long)n;
+        p.l[1] = (long)v;
+        ct_tensor *sort[4] = {order, (ct_tensor *)flat, offsets, cursor};
+        status = launch(flat->dtype == CT_I64 ? CT_K_embedding_sort_i64 : CT_K_embedding_sort_i32,
+                        &p, sort, (long)(2 * (n + v)));
+    }
+    if (status == CT_OK) {
+        long lanes = shape.lanes_per_item > 0 ? shape.lanes_per_item : 1;
+        ct_kparams p = {0};
+        p.n = (long)(v * ((c + lanes - 1) / lanes));
+        p.l[0] = (long)c;
+        p.l[1] = (long)padding_idx;
+        ct_tensor *sums[4] = {grad_w, (ct_tensor *)g, order, offsets};
+        /* each row reads its share of the N upstream rows */
+        status = launch(kernels[grad_w->dtype], &p, sums, (long)(lanes * (n / (v > 0 ? v : 1) + 1)));
+    }
+    ct_release(cursor);
+    ct_release(offsets);
+    ct_release(order);
+    return status;
+}
+
 /* saved[0] = the indices, flat and contiguous; ints[0] = padding_idx. */
 static ct_status embedding_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
 {
     const ct_input_meta *in = &node->inputs[0];
     const ct_tensor *flat = node->saved[0];
-    int64_t padding_idx = node->ints[0], count = ct_numel(flat);
-    ct_tensor *grad_w = ct_zeros(in->shape, in->ndim, in->dtype, in->device);
-    int64_t rows_shape[2] = {count, in->shape[1]};
+    int64_t count = ct_numel(flat), rows_shape[2] = {count, in->shape[1]};
+    ct_tensor *grad_w = in->shape[0] * in->shape[1] > 0 && count > 0
+                            ? ct_tensor_alloc("EmbeddingBackward", in->device, in->dtype, in->shape, in->ndim)
+                            : ct_zeros(in->shape, in->ndim, in->dtype, in->device);
     ct_tensor *rows = grad_w ? ct_reshape(grad, rows_shape, 2) : NULL;
-    ct_status status = rows ? CT_OK : ct_last_error();
-    if (status == CT_OK && count > 0 && in->shape[1] > 0)
-        status = ct_select_rows_backward(grad_w, rows, flat);
-    if (status == CT_OK && padding_idx >= 0) {
-        ct_tensor *row = ct_narrow(grad_w, 0, padding_idx, 1);
-        status = row ? ct_tensor_fill(row, 0.0) : ct_last_error();
-        ct_release(row);
-    }
+    ct_tensor *g = rows ? ct_contiguous(rows) : NULL;
+    ct_status status = g ? CT_OK : ct_last_error();
+    if (status == CT_OK && count > 0 && ct_numel(grad_w) > 0)
+        status = weight_gradient(grad_w, g, flat, node->ints[0]);
+    ct_release(g);
     ct_release(rows);
     if (status != CT_OK) {
         ct_release(grad_w);

@@ -271,7 +271,7 @@ static ct_status launch_scatter_add(ct_tensor *region, int dim, const ct_tensor 
 
 /* index_select's gradient along dim 0 into grad_a (new, contiguous): an item per row of grad_a and
  * the device's lanes of columns (select_rows_backward; the sums scatter_add makes). */
-ct_status ct_select_rows_backward(ct_tensor *grad_a, const ct_tensor *grad, const ct_tensor *index)
+static ct_status launch_select_rows_backward(ct_tensor *grad_a, const ct_tensor *grad, const ct_tensor *index)
 {
     static const ct_kernel_id by_int64[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(select_rows_backward);
@@ -311,7 +311,7 @@ static ct_status gathering_backward(ct_node *node, const ct_tensor *grad, ct_ten
     ct_tensor *grad_a = ct_zeros(in->shape, in->ndim, in->dtype, in->device);
     if (!grad_a) return ct_last_error();
     if (selecting && d == 0 && in->ndim >= 1 && index->ndim == 1) {
-        ct_status status = ct_select_rows_backward(grad_a, grad, index);
+        ct_status status = launch_select_rows_backward(grad_a, grad, index);
         if (status != CT_OK) {
             ct_release(grad_a);
             return status;

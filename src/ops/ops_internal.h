@@ -30,9 +30,6 @@ ct_tensor *ct_cast_if_needed(const ct_tensor *t, ct_dtype dtype);
 /* The smallest and largest value of a non-empty int32/int64 index, computed on its device and
  * read back (indexing.c). */
 ct_status ct_index_value_range(const char *function, const ct_tensor *index, int64_t *lo, int64_t *hi);
-/* grad_a (new, contiguous [rows, ...]) row r = the sum of grad's rows k whose index (1-D)
- * [k] is r, in the order of k: index_select's gradient along dim 0 (indexing.c). */
-ct_status ct_select_rows_backward(ct_tensor *grad_a, const ct_tensor *grad, const ct_tensor *index);
 
 /* The product g describes, of a's, b's and c's storages (g's handles and offsets are theirs),
  * in any floating dtype: float16 and bfloat16 through float32 where the device's BLAS has no
