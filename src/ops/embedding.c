@@ -1,6 +1,6 @@
 /* torch.nn.functional.embedding: the rows of weight [V, C] that the indices name, [..., C]. The
  * indices are checked on the device and their range read back before any row is read, as
- * ct_index_select does (indexing.c), whose gather this is. The weight's gradient has an owner
+ * ct_index_select does (indexing.c); a kernel then copies the rows, a vector of a row per item. The weight's gradient has an owner
  * per row (kernels/embedding.ct): the indices are sorted stably into rows (a counting sort),
  * then each row adds the output's gradient rows that picked it in the order of the indices,
  * with no atomics, so the sums are the same bits run to run and on every device, in O(N C + V C)
@@ -119,21 +119,59 @@ static ct_status embedding_backward(ct_node *node, const ct_tensor *grad, ct_ten
     return CT_OK;
 }
 
+/* out [N, C] (new, contiguous) = the rows of weight that the flat contiguous indices name. */
+static ct_status gather_rows(ct_tensor *out, const ct_tensor *weight, const ct_tensor *flat)
+{
+    static const ct_kernel_id by_int64[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(embedding_forward);
+    static const ct_kernel_id by_int32[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(embedding_forward_idx32);
+    ct_device device = weight->storage->device;
+    ct_work_shape shape;
+    ct_status status = ct_backend_work_shape(device, &shape);
+    if (status != CT_OK) return status;
+    int64_t lo = 0, hi = 0, v = weight->shape[0], c = weight->shape[1];
+    status = ct_index_value_range(FN, flat, &lo, &hi);
+    if (status != CT_OK) return status;
+    if (lo < 0 || hi >= v)
+        return ct_error(CT_ERR_INDEX, "%s: index %lld is out of range for weight with %lld rows "
+                        "(valid indices are in [0, %lld))", FN, (long long)(lo < 0 ? lo : hi),
+                        (long long)v, (long long)v);
+    long lanes = shape.lanes_per_item > 0 ? shape.lanes_per_item : 1;
+    ct_kparams p = {0};
+    p.n = (long)(ct_numel(flat) * ((c + lanes - 1) / lanes));
+    p.l[0] = (long)c;
+    p.l[1] = (long)weight->strides[0];
+    p.l[2] = (long)weight->strides[1];
+    ct_tensor *operands[4] = {out, (ct_tensor *)weight, (ct_tensor *)flat, NULL};
+    void *buffers[CT_KERNEL_MAX_BUFFERS] = {NULL};
+    for (int i = 0; i < 3; i++) {
+        buffers[i] = ct_tensor_handle(operands[i]);
+        p.off[i] = (long)operands[i]->offset;
+    }
+    ct_kernel_id kernel = (flat->dtype == CT_I64 ? by_int64 : by_int32)[weight->dtype];
+    return ct_backend_launch(device, kernel, buffers, &p, lanes);
+}
+
 ct_tensor *ct_embedding(const ct_tensor *weight, const ct_tensor *indices, int64_t padding_idx)
 {
     CT_API_ENTER;
     if (check_arguments(weight, indices, padding_idx) != CT_OK) return ct_api_return(NULL);
     int64_t count = ct_numel(indices), c = weight->shape[1];
-    int64_t shape[CT_MAX_DIMS];
+    int64_t shape[CT_MAX_DIMS], rows_shape[2] = {count, c};
     for (int k = 0; k < indices->ndim; k++) shape[k] = indices->shape[k];
     shape[indices->ndim] = c;
     ct_no_grad_push();
     ct_tensor *flat = ct_reshape(indices, &count, 1);
     ct_tensor *contiguous = flat ? ct_contiguous(flat) : NULL;
-    ct_tensor *picked = contiguous ? ct_index_select(weight, 0, contiguous) : NULL;
-    ct_tensor *out = picked ? ct_reshape(picked, shape, indices->ndim + 1) : NULL;
+    ct_tensor *rows = contiguous ? ct_tensor_alloc(FN, weight->storage->device, weight->dtype, rows_shape, 2)
+                                 : NULL;
+    if (rows && ct_numel(rows) > 0 && gather_rows(rows, weight, contiguous) != CT_OK) {
+        ct_release(rows);
+        rows = NULL;
+    }
+    ct_tensor *out = rows ? ct_reshape(rows, shape, indices->ndim + 1) : NULL;
     ct_no_grad_pop();
-    ct_release(picked);
+    ct_release(rows);
     ct_release(flat);
     ct_node *node;
     out = ct_record(out, "EmbeddingBackward", embedding_backward, &weight, 1, &node);

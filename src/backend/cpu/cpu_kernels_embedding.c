@@ -4,7 +4,8 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kernels/embedding.ct"
 
-/* The sort is one item's loop; each backward item walks its row's positions: item by item. */
+/* The sort is one item's loop; each backward item walks its row's positions; each forward item
+ * copies a vector of one row: item by item. */
 CT_EMBEDDING_KERNELS(CT_CPU_LAUNCHER_ITEMS)
 
 void ct_cpu_register_embedding(ct_cpu_kernel_launcher *table)
