@@ -103,6 +103,8 @@ void ct_bench_training(const char *filter, ct_bench_report report, void *context
 void ct_bench_train_models(const char *filter, ct_bench_report report, void *context);
 /* The digits cnn's two convolutions, forward and backward, at batch 32 and 512 (bench_conv2d.c). */
 void ct_bench_conv2d(const char *filter, ct_bench_report report, void *context);
+/* LayerNorm forward + backward of [8192, 768] float32 against a plain loop over its bytes. */
+void ct_bench_layer_norm(const char *filter, ct_bench_report report, void *context);
 /* A training step of a small transformer block built from today's ops (bench_transformer_block.c). */
 void ct_bench_transformer_block(const char *filter, ct_bench_report report, void *context);
 /* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */

@@ -20,6 +20,8 @@ bench_conv2d.c, bench_transformer_block.c:
   samples/s: conv2d_fwd_bwd_cnn_b32 and _b512, the cnn's two convolutions (1 -> 16 channels on
     8 x 8, 16 -> 32 on 4 x 4, 3 x 3, padding 1) forward, then backward from fixed gradients
     (weights, biases, the second's input)
+  GB/s: layer_norm_fwd_bwd_f32_8192x768, nn.LayerNorm(768) forward then backward from a fixed
+    gradient (x, weight, bias), over the 5 x 25 MB a call must move (x, y; dy, x, dx)
   samples/s: train_transformer_block_b32, a training step of a small GPT-style block (embedding
     128, 4 heads, sequence 64, batch 32, vocabulary 256): nn.Embedding, nn.LayerNorm,
     F.scaled_dot_product_attention(is_causal=True), nn.GELU, a Linear head, cross-entropy, AdamW
@@ -73,6 +75,8 @@ TF32_MIN = 1024  # bench/bench_matmul.c: TF32 rows from 1024 up
 CONV_BATCHES = [32, 512]  # bench/bench_conv2d.c
 # bench/bench_transformer_block.c: embedding, heads, sequence, batch, vocabulary
 EMBED, HEADS, SEQUENCE, BLOCK_BATCH, VOCAB = 128, 4, 64, 32, 256
+# bench/bench_layer_norm.c: GPT-2 small's width, 8 sequences of 1024 tokens
+LAYER_NORM_NAME, LAYER_NORM_ROWS, LAYER_NORM_WIDTH = "layer_norm_fwd_bwd_f32_8192x768", 8 * 1024, 768
 TRAIN = [("train_mlp_b32", "mlp", 32, None), ("train_mlp_b512", "mlp", 512, None),
          ("train_cnn_b32", "cnn", 32, None), ("train_cnn_b512", "cnn", 512, None),
          # under torch.autocast(dtype=torch.bfloat16), as `ctorch train --amp bf16`
@@ -328,6 +332,23 @@ def conv_function(peer, batch):
     return step
 
 
+def layer_norm_function(peer):
+    """bench/bench_layer_norm.c: nn.LayerNorm(768) of [8192, 768] forward, then backward from a
+    fixed upstream gradient (x, weight and bias get gradients)."""
+    torch = peer.torch
+    torch.manual_seed(0)
+    x = torch.randn((LAYER_NORM_ROWS, LAYER_NORM_WIDTH), dtype=torch.float32, device=peer.device,
+                    requires_grad=True)
+    norm = torch.nn.LayerNorm(LAYER_NORM_WIDTH).to(peer.device)
+    dy = torch.randn((LAYER_NORM_ROWS, LAYER_NORM_WIDTH), dtype=torch.float32, device=peer.device)
+
+    def step():
+        x.grad = None
+        norm.zero_grad(set_to_none=True)
+        norm(x).backward(dy)
+    return step
+
+
 def transformer_step(peer):
     """bench/bench_transformer_block.c's block and step, in PyTorch's own modules."""
     torch, device = peer.torch, peer.device
@@ -470,6 +491,9 @@ def cases(peer):
     for batch in CONV_BATCHES:
         out.append((f"conv2d_fwd_bwd_cnn_b{batch}", "samples/s",
                     lambda batch=batch: batch / peer.time_synced(conv_function(peer, batch), 3, 10)))
+    out.append((LAYER_NORM_NAME, "GB/s",
+                lambda: 5 * LAYER_NORM_ROWS * LAYER_NORM_WIDTH * 4 * 1e-9 /
+                peer.time_synced(layer_norm_function(peer), 3, 20)))
     out.append((f"train_transformer_block_b{BLOCK_BATCH}", "samples/s",
                 lambda: BLOCK_BATCH / peer.time_synced(transformer_step(peer), 3, 10)))
     for name, kind, batch in TRAIN_GRAPH:

@@ -140,7 +140,9 @@ ct_status ct_module_set_describe(ct_module *m, char *(*describe)(const ct_module
  * the cpu): W ~ U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform with a = sqrt(5)), b alike. */
 ct_module *ct_linear(int64_t in_features, int64_t out_features, bool bias);
 ct_module *ct_relu_module(void);
-ct_module *ct_gelu_module(void);
+ct_module *ct_gelu_module(void); /* exact GELU (approximate='none') */
+/* nn.GELU(approximate=...): "none" (ct_gelu) or "tanh" (ct_gelu_tanh); anything else is refused. */
+ct_module *ct_gelu_module_approximate(const char *approximate);
 ct_module *ct_sigmoid_module(void);
 ct_module *ct_tanh_module(void);
 /* Flattens dims start_dim..end_dim (nn.Flatten's defaults are 1, -1). */
@@ -189,6 +191,14 @@ typedef struct ct_batch_norm_options {
 ct_batch_norm_options ct_batch_norm_options_default(void);
 ct_module *ct_batch_norm1d(int64_t num_features, const ct_batch_norm_options *options);
 ct_module *ct_batch_norm2d(int64_t num_features, const ct_batch_norm_options *options);
+
+/* nn.LayerNorm(normalized_shape, eps, elementwise_affine): ct_layer_norm over the input's last
+ * ndim dims; parameters `weight` (ones) and `bias` (zeros) of that shape when affine. */
+ct_module *ct_layer_norm_module(const int64_t *shape, int ndim, double eps, bool elementwise_affine);
+/* nn.Embedding(num_embeddings, embedding_dim, padding_idx): ct_embedding of the module's input,
+ * an int32/int64 index tensor; parameter `weight` [num_embeddings, embedding_dim] ~ N(0, 1) from
+ * the global seed with row padding_idx zeroed (-1: none). */
+ct_module *ct_embedding_module(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx);
 
 /* ---- losses: composed of differentiable ops, so they run (and backpropagate) on any device.
  * Each returns the mean over the batch as a one-element tensor. ---- */

@@ -1,7 +1,7 @@
-/* ctorch nn functional: convolution, pooling and batch normalisation (torch.nn.functional's
- * conv2d, max_pool2d, avg_pool2d, batch_norm). They take float32 or float64 tensors on one
- * device, record their backward for autograd, and return new references (NULL with an error
- * on bad input, as every op).
+/* ctorch nn functional: convolution, pooling, batch and layer normalisation, embedding
+ * (torch.nn.functional's conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm, embedding).
+ * They take floating tensors on one device, record their backward for autograd, and return new
+ * references (NULL with an error on bad input, as every op).
  *
  * Window arguments are pairs {height, width}. NULL means PyTorch's default: stride 1 for
  * ct_conv2d and the kernel size for the pools, padding 0, dilation 1. */
@@ -50,6 +50,23 @@ ct_tensor *ct_avg_pool2d(const ct_tensor *input, const int64_t kernel_size[2],
 ct_tensor *ct_batch_norm(const ct_tensor *input, ct_tensor *running_mean, ct_tensor *running_var,
                          const ct_tensor *weight, const ct_tensor *bias, bool training,
                          double momentum, double eps);
+
+/* Layer normalisation over the last ndim dims of x, whose sizes must be normalized_shape:
+ * y = (x - mean) / sqrt(var + eps) * weight + bias, the mean and biased variance taken over
+ * those dims for each of the leading positions. weight and bias (normalized_shape, x's dtype)
+ * may be NULL. eps >= 0 (PyTorch's default 1e-5). float16 and bfloat16 compute in float32; the
+ * weight's and bias's gradients are added in a fixed order (the same bits run to run). */
+ct_tensor *ct_layer_norm(const ct_tensor *x, const int64_t *normalized_shape, int ndim,
+                         const ct_tensor *weight, const ct_tensor *bias, double eps);
+
+/* The rows of weight [V, C] that the int32 or int64 indices (any shape) name: [..., C].
+ * padding_idx -1 means none; a row in [0, V) gets no gradient (its output is still the row).
+ * PyTorch's negative padding_idx counting from the end is refused, since -1 means none here:
+ * pass V + padding_idx. An index outside [0, V) is CT_ERR_INDEX naming it (checked on the
+ * device, read back before any row is read, as ct_index_select). The weight's gradient is the
+ * sum of the output's gradient rows that each row was picked by, added in the order of the
+ * indices: the same bits run to run and on every device (no atomics). */
+ct_tensor *ct_embedding(const ct_tensor *weight, const ct_tensor *indices, int64_t padding_idx);
 
 #ifdef __cplusplus
 }

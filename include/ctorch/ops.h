@@ -63,6 +63,8 @@ ct_tensor *ct_relu(const ct_tensor *a);
 ct_tensor *ct_sigmoid(const ct_tensor *a);
 ct_tensor *ct_tanh(const ct_tensor *a);
 ct_tensor *ct_gelu(const ct_tensor *a); /* exact: x * Phi(x) */
+/* PyTorch's gelu(approximate='tanh') (GPT-2's): x / 2 * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+ct_tensor *ct_gelu_tanh(const ct_tensor *a);
 ct_tensor *ct_clamp(const ct_tensor *a, double min, double max);
 ct_tensor *ct_clamp_min(const ct_tensor *a, double min);
 ct_tensor *ct_clamp_max(const ct_tensor *a, double max);

@@ -18,14 +18,16 @@
     CT_LIST_EACH_INTEGER(X, mul_scalar)
 #define CT_ELEMENTWISE_UNARY_OPS(X, NUMERIC, FLOATING)                                           \
     NUMERIC(X, neg) NUMERIC(X, abs) NUMERIC(X, relu) NUMERIC(X, clamp) FLOATING(X, exp)          \
-    FLOATING(X, log) FLOATING(X, sqrt) FLOATING(X, tanh) FLOATING(X, sigmoid) FLOATING(X, gelu)
+    FLOATING(X, log) FLOATING(X, sqrt) FLOATING(X, tanh) FLOATING(X, sigmoid) FLOATING(X, gelu)  \
+    FLOATING(X, gelu_tanh)
 #define CT_ELEMENTWISE_UNARY_KERNELS(X)                                                          \
     CT_ELEMENTWISE_UNARY_OPS(X, CT_LIST_EACH_NUMERIC, CT_LIST_EACH_FLOAT)                        \
     CT_ELEMENTWISE_UNARY_OPS(X, CT_LIST_EACH_HALF, CT_LIST_EACH_HALF)
 /* Derivatives the ops cannot compose (autograd). */
 #define CT_ELEMENTWISE_BACKWARD_KERNELS(X)                                                       \
     CT_LIST_EACH_FLOAT(X, gelu_backward) CT_LIST_EACH_FLOAT(X, relu_backward)                    \
-    CT_LIST_EACH_HALF(X, gelu_backward) CT_LIST_EACH_HALF(X, relu_backward)
+    CT_LIST_EACH_HALF(X, gelu_backward) CT_LIST_EACH_HALF(X, relu_backward)                      \
+    CT_LIST_EACH_FLOAT(X, gelu_tanh_backward) CT_LIST_EACH_HALF(X, gelu_tanh_backward)
 #define CT_ELEMENTWISE_KERNELS(X)                                                                \
     CT_ELEMENTWISE_BINARY_KERNELS(X) CT_ELEMENTWISE_SCALAR_KERNELS(X)                            \
     CT_ELEMENTWISE_UNARY_KERNELS(X) CT_LIST_EACH_STORED_DTYPE(X, where)                          \

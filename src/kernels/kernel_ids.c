@@ -26,6 +26,8 @@ const char *ct_kernel_name(ct_kernel_id id)
 #define CT_KERNEL_IN_BATCH_NORM(name) [CT_K_##name] = CT_KERNEL_FAMILY_batch_norm,
 #define CT_KERNEL_IN_OPTIM(name) [CT_K_##name] = CT_KERNEL_FAMILY_optim,
 #define CT_KERNEL_IN_ROWS(name) [CT_K_##name] = CT_KERNEL_FAMILY_rows,
+#define CT_KERNEL_IN_LAYER_NORM(name) [CT_K_##name] = CT_KERNEL_FAMILY_layer_norm,
+#define CT_KERNEL_IN_EMBEDDING(name) [CT_K_##name] = CT_KERNEL_FAMILY_embedding,
 static const signed char kernel_families[CT_KERNEL_COUNT] = {
     CT_FILL_KERNELS(CT_KERNEL_IN_FILL) CT_COPY_KERNELS(CT_KERNEL_IN_COPY)
     CT_ELEMENTWISE_KERNELS(CT_KERNEL_IN_ELEMENTWISE) CT_RANDOM_KERNELS(CT_KERNEL_IN_RANDOM)
@@ -33,6 +35,8 @@ static const signed char kernel_families[CT_KERNEL_COUNT] = {
     CT_INDEX_KERNELS(CT_KERNEL_IN_INDEX)
     CT_NN_KERNELS(CT_KERNEL_IN_NN) CT_BATCH_NORM_KERNELS(CT_KERNEL_IN_BATCH_NORM)
     CT_OPTIM_KERNELS(CT_KERNEL_IN_OPTIM) CT_ROWS_KERNELS(CT_KERNEL_IN_ROWS)
+    CT_LAYER_NORM_KERNELS(CT_KERNEL_IN_LAYER_NORM)
+    CT_EMBEDDING_KERNELS(CT_KERNEL_IN_EMBEDDING)
 };
 
 int ct_kernel_family_of(ct_kernel_id id)

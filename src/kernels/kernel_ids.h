@@ -19,8 +19,10 @@
 #include "kernels/batch_norm_list.h"
 #include "kernels/copy_list.h"
 #include "kernels/elementwise_list.h"
+#include "kernels/embedding_list.h"
 #include "kernels/fill_list.h"
 #include "kernels/index_list.h"
+#include "kernels/layer_norm_list.h"
 #include "kernels/nn_list.h"
 #include "kernels/optim_list.h"
 #include "kernels/random_list.h"
@@ -31,11 +33,12 @@
 #define CT_KERNEL_LIST(X)                                                                        \
     CT_FILL_KERNELS(X) CT_COPY_KERNELS(X) CT_ELEMENTWISE_KERNELS(X) CT_RANDOM_KERNELS(X)         \
     CT_REDUCE_KERNELS(X) CT_SOFTMAX_KERNELS(X) CT_INDEX_KERNELS(X) CT_NN_KERNELS(X)            \
-    CT_BATCH_NORM_KERNELS(X) CT_OPTIM_KERNELS(X) CT_ROWS_KERNELS(X)
+    CT_BATCH_NORM_KERNELS(X) CT_OPTIM_KERNELS(X) CT_ROWS_KERNELS(X) CT_LAYER_NORM_KERNELS(X)      \
+    CT_EMBEDDING_KERNELS(X)
 
 /* The kernel sources, in the order a backend compiles them (after dialect.h). One line: CMake
  * reads the families from it. */
-#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(softmax) X(index) X(nn) X(batch_norm) X(optim) X(rows)
+#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(softmax) X(index) X(nn) X(batch_norm) X(optim) X(rows) X(layer_norm) X(embedding)
 /* A family's index: its place in CT_KERNEL_SOURCES, and in kernel_sources.h's tables. */
 #define CT_KERNEL_FAMILY_ENUM_ENTRY(family) CT_KERNEL_FAMILY_##family,
 enum { CT_KERNEL_SOURCES(CT_KERNEL_FAMILY_ENUM_ENTRY) CT_KERNEL_FAMILY_COUNT };

@@ -34,6 +34,7 @@ ct_status ct_relu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
 ct_status ct_sigmoid_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_gelu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_gelu_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_clamp_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 
 /* where(keep, grad, 0) and where(drop, 0, grad): grad with the other places zeroed, in grad's

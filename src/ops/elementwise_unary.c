@@ -1,5 +1,5 @@
 /* Elementwise ops of one tensor. neg, abs, relu and clamp keep the dtype (bool is refused, as
- * in PyTorch); exp, log, sqrt, sigmoid, tanh and gelu compute integers and bool in float32. */
+ * in PyTorch); exp, log, sqrt, sigmoid, tanh, gelu and gelu_tanh compute integers and bool in float32. */
 #include <math.h>
 
 #include "ops/elementwise_backward.h"
@@ -80,6 +80,8 @@ CT_DEFINE_UNARY_OP(tanh, "tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIB
                    "TanhBackward", SAVES_OUTPUT)
 CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
                    "GeluBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(gelu_tanh, "gelu_tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK,
+                   NULL, "GeluTanhBackward", SAVES_INPUT)
 
 /* ---- clamp ----
  * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).

@@ -106,6 +106,25 @@ ct_status ct_gelu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
     return ct_grad_store(node, 0, ct_elementwise_run(&launch), grads);
 }
 
+/* grad * the slope of tanh GELU at x, in one kernel (tanh and a polynomial); saved: x. */
+ct_status ct_gelu_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)
+{
+    static const ct_kernel_id kernels[CT_DTYPE_COUNT] =
+        CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(gelu_tanh_backward);
+    const ct_tensor *x = node->saved[0];
+    ct_dtype dtype = ct_tensor_dtype(grad);
+    ct_elementwise_launch launch = {
+        .function = "GeluTanhBackward",
+        .count = 2,
+        .inputs = {grad, x},
+        .input_dtypes = {dtype, dtype},
+        .out_dtype = dtype,
+        .kernel = kernels[dtype],
+        .work_per_item = 24, /* tanh */
+    };
+    return ct_grad_store(node, 0, ct_elementwise_run(&launch), grads);
+}
+
 /* grad where min <= x <= max (the bounds included), else 0; saved: x, bounds in scalars[0..1]
  * (infinite for clamp_min / clamp_max). A NaN x or bound passes nothing. */
 ct_status ct_clamp_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads)

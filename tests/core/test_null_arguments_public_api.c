@@ -192,7 +192,7 @@ static void ops_and_autograd(void **state)
     };
     for (size_t k = 0; k < sizeof scalar / sizeof scalar[0]; k++) expect_null(scalar[k](NULL, 1));
     ct_tensor *(*unary[])(const ct_tensor *) = {
-        ct_neg, ct_abs, ct_exp, ct_log, ct_sqrt, ct_relu, ct_sigmoid, ct_tanh, ct_gelu,
+        ct_neg, ct_abs, ct_exp, ct_log, ct_sqrt, ct_relu, ct_sigmoid, ct_tanh, ct_gelu, ct_gelu_tanh,
         ct_argmax_all, ct_argmin_all, ct_detach, ct_grad,
     };
     for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++) expect_null(unary[k](NULL));
@@ -242,6 +242,15 @@ static void ops_and_autograd(void **state)
     ct_tensor *channel = ct_ones((const int64_t[]){1}, 1, CT_F32, CT_DEVICE_CPU);
     expect_null(ct_batch_norm(image, channel, NULL, NULL, NULL, true, 0.1, 1e-5)); /* both or none */
     ct_release(channel);
+    const int64_t last[1] = {1};
+    expect_null(ct_layer_norm(NULL, last, 1, NULL, NULL, 1e-5));
+    expect_null(ct_layer_norm(image, NULL, 1, NULL, NULL, 1e-5));
+    ct_tensor *picks = ct_zeros(last, 1, CT_I64, CT_DEVICE_CPU);
+    expect_null(ct_embedding(NULL, picks, -1));
+    expect_null(ct_embedding(image, NULL, -1));
+    ct_release(picks);
+    expect_null(ct_layer_norm_module(NULL, 1, 1e-5, true));
+    expect_null(ct_gelu_module_approximate(NULL));
 
     expect_status(ct_requires_grad_(NULL, true));
     expect_recorded(ct_requires_grad(NULL));

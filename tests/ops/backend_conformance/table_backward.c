@@ -4,7 +4,10 @@
  * inputs, so views stay views), backpropagates a given upstream gradient (the input after the
  * op's, in the output's shape, some of them views) with ct_backward_with, and returns every
  * leaf's .grad, flattened and joined. Tolerances:
- *  - gelu: 16 ulps, as its forward (erf and exp; PoCL: 1.7);
+ *  - gelu: 16 ulps, as its forward (erf and exp; PoCL: 1.7); gelu_tanh (tanh) alike;
+ *  - layer_norm: row sums (another order on a device) of products that cancel: 32 ulps of the
+ *    same terms in absolute value; the weight's and bias's sums run in one order everywhere;
+ *  - embedding: each row adds its upstream rows in the order of the indices: exact;
  *  - relu: a select of the upstream gradient: exact;
  *  - gelu and relu in float16 and bfloat16 too: computed in float32 and rounded once, so within
  *    the default 2 units of the 16-bit format of the float64 reference;
@@ -396,6 +399,95 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
     return parts[0] && parts[1] && parts[2] ? ct_cat((const ct_tensor *const *)parts, 3, 0) : NULL;
 }
 
+/* ---- gelu_tanh: x, upstream (gelu's cases) ---- */
+
+static ct_tensor *run_gelu_tanh_backward(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_tensor *x = leaf(in[0]);
+    return gradients(ct_gelu_tanh(x), in[1], &x, 1);
+}
+
+/* ---- layer_norm: x, upstream, weight, bias (count 2: no affine part), over x's last
+ * args.ndim dims ---- */
+
+#define LN_ARGS(count) .ndim = count, .s = {0, 1e-5}
+static const conf_case layer_norm_cases[] = {
+    {.name = "[4, 7]", .in = {{SHAPE(4, 7)}, {SHAPE(4, 7)}, {SHAPE(7)}, {SHAPE(7)}}, .args = {LN_ARGS(1)}},
+    {.name = "no affine part", .count = 2, .in = {{SHAPE(3, 5, 9)}, {SHAPE(3, 5, 9)}}, .args = {LN_ARGS(1)}},
+    {.name = "over 2 dims", .in = {{SHAPE(3, 2, 5)}, {SHAPE(3, 2, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}},
+     .args = {LN_ARGS(2)}},
+    {.name = "rows of 301, transposed upstream",
+     .in = {{SHAPE(5, 301)}, {SHAPE(301, 5), .views = {TRANSPOSED(0, 1)}}, {SHAPE(301)}, {SHAPE(301)}},
+     .args = {LN_ARGS(1)}},
+    {.name = "300 rows (several chunks)", .in = {{SHAPE(300, 3)}, {SHAPE(300, 3)}, {SHAPE(3)}, {SHAPE(3)}},
+     .args = {LN_ARGS(1)}},
+    {.name = "no rows", .in = {{SHAPE(0, 5)}, {SHAPE(0, 5)}, {SHAPE(5)}, {SHAPE(5)}}, .args = {LN_ARGS(1)}},
+    {0}};
+
+static ct_tensor *run_layer_norm_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *leaves[3] = {leaf(in[0]), a->count > 2 ? leaf(in[2]) : NULL, a->count > 3 ? leaf(in[3]) : NULL};
+    int ndim = ct_tensor_ndim(in[0]);
+    const int64_t *shape = ct_tensor_shape(in[0]) + (ndim - a->ndim);
+    return gradients(ct_layer_norm(leaves[0], shape, a->ndim, leaves[1], leaves[2], a->s[1]), in[1],
+                     leaves, a->count > 3 ? 3 : a->count > 2 ? 2 : 1);
+}
+
+/* Each gradient's terms in absolute value, from x as [R, N]: dx's
+ * rstd (|g| + mean |g| + |xhat| mean |g xhat|) with g = dy weight, the weight's sum |dy xhat|
+ * and the bias's sum |dy| over the rows. */
+static ct_tensor *layer_norm_backward_magnitude(ct_tensor *const *in, const conf_args *a)
+{
+    ct_dtype dtype = ct_tensor_dtype(in[0]);
+    if (dtype == CT_F16 || dtype == CT_BF16) { /* in float64, given in the result's dtype */
+        ct_tensor *wide[4] = {0};
+        for (int i = 0; i < a->count; i++)
+            if (!(wide[i] = ct_to_dtype(in[i], CT_F64))) return NULL;
+        ct_tensor *m = layer_norm_backward_magnitude(wide, a);
+        return m ? ct_to_dtype(m, dtype) : NULL;
+    }
+    int64_t n = 1, total = ct_numel(in[0]);
+    int ndim = ct_tensor_ndim(in[0]);
+    for (int k = ndim - a->ndim; k < ndim; k++) n *= ct_tensor_shape(in[0])[k];
+    int64_t rows_shape[2] = {total / n, n}, flat = n;
+    int row_dim = 1, column_dim = 0;
+    ct_tensor *x = ct_reshape(in[0], rows_shape, 2), *dy = ct_abs(ct_reshape(in[1], rows_shape, 2));
+    ct_tensor *mean = ct_mean(x, &row_dim, 1, true);
+    ct_tensor *rstd = ct_pow_scalar(ct_add_scalar(ct_var(x, &row_dim, 1, 0, true), a->s[1]), -0.5);
+    ct_tensor *xhat = ct_mul(ct_abs(ct_sub(x, mean)), rstd);
+    ct_tensor *g = a->count > 2 ? ct_mul(dy, ct_abs(ct_reshape(in[2], &flat, 1))) : dy;
+    ct_tensor *spread = ct_add(ct_mean(g, &row_dim, 1, true),
+                               ct_mul(xhat, ct_mean(ct_mul(g, xhat), &row_dim, 1, true)));
+    ct_tensor *parts[3] = {ct_flatten(ct_mul(rstd, ct_add(g, spread)), 0, -1),
+                           ct_sum(ct_mul(dy, xhat), &column_dim, 1, false), ct_sum(dy, &column_dim, 1, false)};
+    int count = a->count > 3 ? 3 : a->count > 2 ? 2 : 1;
+    for (int i = 0; i < count; i++)
+        if (!parts[i]) return NULL;
+    return count == 1 ? parts[0] : ct_cat((const ct_tensor *const *)parts, count, 0);
+}
+
+/* ---- embedding: weight, indices, upstream [..., C]; padding_idx args.n (-1: none). Each row
+ * adds its upstream rows in the order of the indices on every device: exact. ---- */
+static const conf_case embedding_cases[] = {
+    {.name = "repeated int64 indices",
+     .in = {{SHAPE(3, 4)}, {SHAPE(5, 4), .kind = CONF_IDX64, .lo = 0, .hi = 3}, {SHAPE(5, 4, 4)}},
+     .args = {.n = -1}},
+    {.name = "int32 indices, padding row 2",
+     .in = {{SHAPE(6, 5)}, {SHAPE(17), .kind = CONF_IDX32, .lo = 0, .hi = 6}, {SHAPE(17, 5)}},
+     .args = {.n = 2}},
+    {.name = "transposed upstream",
+     .in = {{SHAPE(4, 3)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 4},
+            {SHAPE(3, 6), .views = {TRANSPOSED(0, 1)}}},
+     .args = {.n = -1}},
+    {0}};
+
+static ct_tensor *run_embedding_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *w = leaf(in[0]);
+    return gradients(ct_embedding(w, in[1], a->n), in[2], &w, 1);
+}
+
 /* The variadic arguments: a range per input. */
 #define ENTRY(name, inputs, cases, ulps, scale, ...)                                             \
     {"ct_" #name " backward", inputs, CONF_FLOAT, {__VA_ARGS__}, cases, ulps, run_##name##_backward, \
@@ -411,6 +503,11 @@ static ct_tensor *batch_norm_backward_magnitude(ct_tensor *const *in, const conf
 const conf_op conf_backward_ops[] = {
     ENTRY_WITH_HALF(gelu, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
     ENTRY_WITH_HALF(relu, 2, gelu_cases, 0, false, CONF_ANY, CONF_ANY),
+    ENTRY_WITH_HALF(gelu_tanh, 2, gelu_cases, 16, false, CONF_ANY, CONF_ANY),
+    {"ct_layer_norm backward", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY, CONF_ANY},
+     layer_norm_cases, 32, run_layer_norm_backward, false, layer_norm_backward_magnitude, 0},
+    {"ct_embedding backward", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, embedding_cases, 0,
+     run_embedding_backward, false, NULL, 0},
     ENTRY_HALF(cross_entropy, 3, cross_entropy_cases, 16, false, 0, CONF_ANY, CONF_ANY, CONF_ANY),
     {"ct_sequential (Linear, ReLU) backward", 4, CONF_FLOAT | CONF_HALF, {CONF_SMALL, CONF_SMALL, CONF_SMALL, CONF_ANY},
      linear_relu_cases, 16, run_linear_relu_backward, true, NULL, -1},

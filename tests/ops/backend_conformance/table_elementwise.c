@@ -1,7 +1,7 @@
 /* Conformance entries of the elementwise ops: two tensors, where, a tensor and a scalar, one
  * tensor. Tolerances: arithmetic that IEEE rounds exactly (+, -, *, comparisons, selections) must
  * agree to the bit; division and sqrt get the 3 ulps OpenCL C allows for float; exp and log 4,
- * tanh 6, sigmoid 8, pow and gelu (erf) 16. float16 and bfloat16 compute in float32 and round
+ * tanh 6, sigmoid 8, pow, gelu (erf) and gelu_tanh 16. float16 and bfloat16 compute in float32 and round
  * once on store, so each agrees with the float64 reference within the default 2 units of the
  * 16-bit format (half an ulp of rounding, and far less of float32 arithmetic). */
 #include "conformance.h"
@@ -124,7 +124,7 @@ BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
 SCALAR(add, 1.5) SCALAR(sub, -2.25) SCALAR(mul, 0.5) SCALAR(div, 3.0) SCALAR(pow, 2.5)
 SCALAR(eq, 1.0) SCALAR(ne, 1.0) SCALAR(lt, 1.0) SCALAR(le, 1.0) SCALAR(gt, 1.0) SCALAR(ge, 1.0)
 UNARY(neg) UNARY(abs) UNARY(exp) UNARY(log) UNARY(sqrt) UNARY(relu) UNARY(sigmoid) UNARY(tanh)
-UNARY(gelu)
+UNARY(gelu) UNARY(gelu_tanh)
 
 static ct_tensor *run_where(ct_tensor *const *in, const conf_args *args)
 {
@@ -189,6 +189,7 @@ const conf_op conf_elementwise_ops[] = {
     ENTRY1(sigmoid, CONF_ALL | CONF_HALF, CONF_ANY, 8),
     ENTRY1(tanh, CONF_ALL | CONF_HALF, CONF_ANY, 6),
     ENTRY1(gelu, CONF_ALL | CONF_HALF, CONF_ANY, 16),
+    ENTRY1(gelu_tanh, CONF_ALL | CONF_HALF, CONF_ANY, 16),
     ENTRY1(clamp, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
     ENTRY1(clamp_min, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
     ENTRY1(clamp_max, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),

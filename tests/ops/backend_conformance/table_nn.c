@@ -1,5 +1,5 @@
-/* Conformance entries of nn_functional.h: conv2d, the pools and batch normalisation (their
- * backward is in table_backward.c). Cases reach every kernel: im2col with stride, padding,
+/* Conformance entries of nn_functional.h: conv2d, the pools, batch and layer normalisation and
+ * embedding (their backward is in table_backward.c). Cases reach every kernel: im2col with stride, padding,
  * dilation and groups, the bias fill (and its absence), pooling windows that overlap, skip
  * elements or hang over the padding, batch statistics with and without running statistics
  * (updated in place through strided rows), and evaluation. Tolerances:
@@ -9,7 +9,8 @@
  *  - avg_pool2d sums a window in one order everywhere, then divides: 4 ulps of the mean of
  *    |input| (PoCL: exact);
  *  - batch_norm sums each channel in one order everywhere, but a device may fuse its
- *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5).
+ *    multiply-adds (OpenCL contracts them by default): 32 ulps (PoCL: 5);
+ *  - layer_norm: see its cases; embedding copies rows: exact.
  * float16 and bfloat16 (CONF_HALF) against float64: the pools and batch_norm compute in float
  * and round once (the default 2 units of the 16-bit format; batch_norm's statistics are float32
  * sums); conv2d's half_ulps is for when ct_matmul takes 16-bit dtypes (CONV2D_DTYPES). */
@@ -182,6 +183,55 @@ static ct_tensor *run_batch_norm(ct_tensor *const *in, const conf_args *a)
 /* conv2d's products go through ct_backend_gemm, which takes float16 and bfloat16 only with the
  * 16-bit matrix products (branch half-matmul): CONF_HALF joins then. Its 16-bit half_ulps: sums
  * of up to 72 products in float32, one rounding. */
+/* ---- layer_norm: x, weight, bias (count 1: no affine part); normalized over x's last
+ * args.ndim dims, eps args.s[1]. Rows of odd lengths, longer than a group and not a multiple
+ * of it, of one element, and views. Each row sums in one order on a device, but another than
+ * the CPU's, and divides and takes a square root (3 ulps in OpenCL C): 32 ulps. ---- */
+#define LN_EPS(count) .ndim = count, .s = {0, 1e-5}
+static const conf_case layer_norm_cases[] = {
+    {.name = "[4, 7]", .in = {{SHAPE(4, 7)}, {SHAPE(7)}, {SHAPE(7)}}, .args = {LN_EPS(1)}},
+    {.name = "no affine part", .count = 1, .in = {{SHAPE(3, 5, 9)}}, .args = {LN_EPS(1)}},
+    {.name = "over 2 dims", .in = {{SHAPE(3, 2, 5)}, {SHAPE(2, 5)}, {SHAPE(2, 5)}}, .args = {LN_EPS(2)}},
+    {.name = "rows of 1", .in = {{SHAPE(6, 1)}, {SHAPE(1)}, {SHAPE(1)}}, .args = {LN_EPS(1)}},
+    {.name = "rows of 301 (past a group, not a multiple of it)",
+     .in = {{SHAPE(5, 301)}, {SHAPE(301)}, {SHAPE(301)}}, .args = {LN_EPS(1)}},
+    {.name = "transposed x, eps 0.1", .in = {{SHAPE(6, 4), .views = {TRANSPOSED(0, 1)}}, {SHAPE(6)}, {SHAPE(6)}},
+     .args = {.ndim = 1, .s = {0, 0.1}}},
+    {.name = "strided weight", .in = {{SHAPE(3, 4)}, {SHAPE(8), .views = {SLICED(0, 0, 8, 2)}}, {SHAPE(4)}},
+     .args = {LN_EPS(1)}},
+    {.name = "no rows", .in = {{SHAPE(0, 5)}, {SHAPE(5)}, {SHAPE(5)}}, .args = {LN_EPS(1)}},
+    {.name = "[40, 769]", .in = {{SHAPE(40, 769)}, {SHAPE(769)}, {SHAPE(769)}}, .args = {LN_EPS(1)}},
+    {0}};
+
+static ct_tensor *run_layer_norm(ct_tensor *const *in, const conf_args *a)
+{
+    int ndim = ct_tensor_ndim(in[0]);
+    const int64_t *shape = ct_tensor_shape(in[0]) + (ndim - a->ndim);
+    return ct_layer_norm(in[0], shape, a->ndim, a->count > 1 ? in[1] : NULL,
+                         a->count > 2 ? in[2] : NULL, a->s[1]);
+}
+
+/* ---- embedding: weight, indices; padding_idx args.n (-1: none). Rows copied: exact. ---- */
+static const conf_case embedding_cases[] = {
+    {.name = "int64 [2, 3] indices", .in = {{SHAPE(5, 4)}, {SHAPE(2, 3), .kind = CONF_IDX64, .lo = 0, .hi = 5}},
+     .args = {.n = -1}},
+    {.name = "int32 indices, padding row 1",
+     .in = {{SHAPE(6, 3)}, {SHAPE(7), .kind = CONF_IDX32, .lo = 0, .hi = 6}}, .args = {.n = 1}},
+    {.name = "0-d index", .in = {{SHAPE(4, 5)}, {.ndim = 0, .kind = CONF_IDX64, .lo = 0, .hi = 4}},
+     .args = {.n = -1}},
+    {.name = "transposed weight, strided indices",
+     .in = {{SHAPE(7, 9), .views = {TRANSPOSED(0, 1)}},
+            {SHAPE(4, 6), .kind = CONF_IDX64, .lo = 0, .hi = 9, .views = {SLICED(1, 0, 6, 2)}}},
+     .args = {.n = -1}},
+    {.name = "no indices", .in = {{SHAPE(3, 4)}, {SHAPE(0, 2), .kind = CONF_IDX64, .lo = 0, .hi = 3}},
+     .args = {.n = -1}},
+    {0}};
+
+static ct_tensor *run_embedding(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_embedding(in[0], in[1], a->n);
+}
+
 #define CONV2D_DTYPES (CONF_FLOAT | CONF_HALF)
 
 const conf_op conf_nn_ops[] = {
@@ -195,5 +245,9 @@ const conf_op conf_nn_ops[] = {
      run_batch_norm, false, NULL, 0},
     {"ct_batch_norm, 16-bit", 3, CONF_HALF, {CONF_ANY, CONF_POSITIVE, CONF_ANY}, batch_norm_16_bit_cases, 32,
      run_batch_norm, false, NULL, 0},
+    {"ct_layer_norm", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, layer_norm_cases, 32,
+     run_layer_norm, false, NULL, 0},
+    {"ct_embedding", 2, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY}, embedding_cases, 0, run_embedding,
+     false, NULL, 0},
 };
 const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);
