@@ -197,7 +197,7 @@ static void bad_arguments_fail_with_errors(void **state)
     assert_null(ct_scaled_dot_product_attention(q, k, v, int_mask, 0.0, false, 0.0));
     assert_error(CT_ERR_DTYPE, "attn_mask");
     assert_null(ct_scaled_dot_product_attention(NULL, k, v, NULL, 0.0, false, 0.0));
-    assert_error(CT_ERR_INVALID_ARGUMENT, "q");
+    assert_error(CT_ERR_NULL_ARGUMENT, "q");
     setenv("CTORCH_SDPA", "fused", 1);
     assert_null(ct_scaled_dot_product_attention(q, k, v, mask, 0.0, false, 0.0));
     assert_error(CT_ERR_INVALID_ARGUMENT, "attn_mask");
