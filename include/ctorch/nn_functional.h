@@ -59,7 +59,8 @@ ct_tensor *ct_batch_norm(const ct_tensor *input, ct_tensor *running_mean, ct_ten
  * [..., Tq, Tk]. is_causal: query i attends keys j <= i (the top-left aligned lower triangle, as
  * PyTorch); giving it with attn_mask is an error. scale 0 means 1 / sqrt(D). dropout_p in [0, 1)
  * drops weights with the device's generator (ct_manual_seed) and scales the rest by 1 / (1 - p).
- * A query row whose keys are all masked gives NaN, as PyTorch's math backend.
+ * A query row whose keys are all masked gives 0 (and gradient 0), as PyTorch's
+ * F.scaled_dot_product_attention does since 2.5 (its safe softmax; a plain softmax gives NaN).
  * Two paths: a fused one (FlashAttention-2: tiled, online softmax, memory linear in T; saves the
  * log-sum-exp of each row for its fused backward) when there is no attn_mask (is_causal is
  * fine), no dropout, D and Dv <= 128 and q, k, v have the same leading dims; otherwise the ops

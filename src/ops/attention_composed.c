@@ -1,7 +1,8 @@
 /* Attention composed from ops, as PyTorch's math backend: scores = q k^T * scale, then the mask
  * (bool: false becomes -inf; float: added; is_causal: keys after the query become -inf),
  * softmax over the keys, dropout, and the product with v. Autograd follows the ops. A row whose
- * keys are all masked has softmax 0 / 0: NaN, as PyTorch's math backend gives. */
+ * keys are all masked gets weights 0, hence output 0 (PyTorch's _safe_softmax, which its
+ * F.scaled_dot_product_attention has used on the CPU since 2.5; a plain softmax would give NaN). */
 #include <math.h>
 
 #include "ops/attention_internal.h"
@@ -27,6 +28,22 @@ static ct_tensor *mask_out(const ct_tensor *scores, const ct_tensor *allowed)
     ct_tensor *masked = minus_infinity ? ct_where(allowed, scores, minus_infinity) : NULL;
     ct_release(minus_infinity);
     return masked;
+}
+
+/* softmax of scores over the keys, 0 in rows whose every score is -inf */
+static ct_tensor *safe_softmax(const ct_tensor *scores)
+{
+    int last = scores->ndim - 1;
+    ct_tensor *weights = ct_softmax(scores, -1);
+    ct_tensor *top = weights ? ct_max(scores, &last, 1, true) : NULL;
+    ct_tensor *hidden = top ? ct_eq_scalar(top, -INFINITY) : NULL;
+    ct_tensor *zero = hidden ? ct_zeros(NULL, 0, scores->dtype, scores->storage->device) : NULL;
+    ct_tensor *safe = zero ? ct_where(hidden, zero, weights) : NULL;
+    ct_release(weights);
+    ct_release(top);
+    ct_release(hidden);
+    ct_release(zero);
+    return safe;
 }
 
 static ct_tensor *dropped(ct_tensor *weights, double p)
@@ -65,7 +82,7 @@ ct_tensor *ct_attention_composed(const ct_tensor *q, const ct_tensor *k, const c
         ct_release(scores);
         scores = masked;
     }
-    ct_tensor *weights = scores ? ct_softmax(scores, -1) : NULL;
+    ct_tensor *weights = scores ? (is_causal || attn_mask ? safe_softmax(scores) : ct_softmax(scores, -1)) : NULL;
     ct_release(scores);
     if (weights && dropout_p > 0) {
         ct_tensor *kept = dropped(weights, dropout_p);

@@ -1,7 +1,7 @@
 /* ct_scaled_dot_product_attention: the fused path (kernels/attention.ct) gives the composed
  * path's output and gradients (q, k, v) on every device and floating dtype, at sizes where its
  * tiles change (T = 1, T not a multiple of a tile, Tq != Tk, D = 16 and 64), causal or not; a
- * fully masked row is NaN; the fused path's memory grows linearly in T; bad arguments fail with
+ * fully masked row is 0, as in PyTorch; the fused path's memory grows linearly in T; bad arguments fail with
  * errors naming them. CTORCH_SDPA picks the path. */
 #include <math.h>
 #include <stdio.h>
@@ -117,9 +117,9 @@ static void fused_matches_composed_on_every_device(void **state)
     ct_clear_error();
 }
 
-/* A bool mask that hides every key of a row: that row is NaN (PyTorch's math backend), the
- * others are finite; a float mask of -inf the same. */
-static void fully_masked_rows_are_nan(void **state)
+/* A bool mask that hides every key of a row: that row is 0 (PyTorch's safe softmax), the
+ * others are not; a float mask of -inf the same. */
+static void fully_masked_rows_are_zero(void **state)
 {
     (void)state;
     ct_scope_push();
@@ -136,8 +136,8 @@ static void fully_masked_rows_are_nan(void **state)
         float got[12];
         assert_int_equal(ct_tensor_to_array(out, got, sizeof got), CT_OK);
         for (int i = 0; i < 12; i++) {
-            if (i / 4 == 1) assert_true(isnan(got[i]));
-            else assert_true(isfinite(got[i]));
+            if (i / 4 == 1) assert_true(got[i] == 0.0f);
+            else assert_true(isfinite(got[i]) && got[i] != 0.0f);
         }
     }
     ct_scope_pop();
@@ -238,7 +238,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fused_matches_composed_on_every_device),
-        cmocka_unit_test(fully_masked_rows_are_nan),
+        cmocka_unit_test(fully_masked_rows_are_zero),
         cmocka_unit_test(fused_memory_grows_linearly_in_t),
         cmocka_unit_test(bad_arguments_fail_with_errors),
         cmocka_unit_test(dropout_draws_from_the_seed),
