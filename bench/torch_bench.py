@@ -24,8 +24,9 @@ bench_conv2d.c, bench_transformer_block.c:
     128, 4 heads, sequence 64, batch 32, vocabulary 256): nn.Embedding, nn.LayerNorm,
     F.scaled_dot_product_attention(is_causal=True), nn.GELU, a Linear head, cross-entropy, AdamW
   seq/s: attention_causal_fwd_bwd_t256, _t1024 and _t4096, F.scaled_dot_product_attention of
-    [8, 12, T, 64] float32 q, k, v with is_causal=True, forward and backward from a fixed gradient
-    (bench/bench_attention.c; ctorch's figure is its fused path, T = 4096 one timed call)
+    [8, 12, T, 64] float32 q, k, v ([1, 12, 4096, 64] at T = 4096) with is_causal=True, forward
+    and backward from a fixed gradient (bench/bench_attention.c; ctorch's figure is its fused
+    path; T >= 1024: one timed call, no warm-up)
 On the CPU, PyTorch runs on as many threads as ctorch's OpenMP (OMP_NUM_THREADS, else the CPUs
 this process may use): torch.set_num_threads.
 Timing (ct_bench_time_synced): after the warm-up calls and a wait for the device, one call is
@@ -370,12 +371,17 @@ def transformer_step(peer):
     return step
 
 
+def attention_batch(t):
+    return 1 if t >= 4096 else 8  # bench/bench_attention.c's batch_at
+
+
 def attention_function(peer, t):
     """bench/bench_attention.c's call: causal attention forward and backward."""
     torch, F = peer.torch, peer.torch.nn.functional
     torch.manual_seed(0)
-    q, k, v = (torch.randn((8, 12, t, 64), device=peer.device, requires_grad=True) for _ in range(3))
-    g = torch.randn((8, 12, t, 64), device=peer.device)
+    b = attention_batch(t)
+    q, k, v = (torch.randn((b, 12, t, 64), device=peer.device, requires_grad=True) for _ in range(3))
+    g = torch.randn((b, 12, t, 64), device=peer.device)
 
     def step():
         q.grad = k.grad = v.grad = None
@@ -492,8 +498,8 @@ def cases(peer):
     for t in ATTENTION_LENGTHS:
         def measure_attention(t=t):
             length = t // 8 if peer.args.quick else t
-            warmup, repeats = (0, 1) if length >= 4096 else (1, 3)
-            return 8 / peer.time_synced(attention_function(peer, length), warmup, repeats)
+            warmup, repeats = (0, 1) if length >= 1024 else (1, 3)
+            return attention_batch(length) / peer.time_synced(attention_function(peer, length), warmup, repeats)
         out.append((f"attention_causal_fwd_bwd_t{t}", "seq/s", measure_attention))
     for name, kind, batch in TRAIN_GRAPH:
         if not on_cuda:  # CUDA graphs only (ctorch's rows on the CPU are in bench_graphs.c)
