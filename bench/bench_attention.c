@@ -82,6 +82,9 @@ static bool setup(attention_run *a, int64_t t, ct_device device)
 
 static double peak_mib(void (*fn)(void *), attention_run *a, ct_device device)
 {
+    ct_zero_grad(a->q); /* the last call's gradients are no part of this one's peak */
+    ct_zero_grad(a->k);
+    ct_zero_grad(a->v);
     ct_synchronize(device);
     size_t before = ct_memory_allocated(device);
     ct_reset_peak_memory_stats(device);

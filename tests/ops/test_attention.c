@@ -234,6 +234,22 @@ static void dropout_draws_from_the_seed(void **state)
     ct_scope_pop();
 }
 
+/* Under autocast (bfloat16 on the CPU) float32 q, k and v run in bfloat16, as PyTorch's
+ * autocast lists scaled_dot_product_attention among the lower-precision ops. */
+static void autocast_runs_attention_in_the_low_dtype(void **state)
+{
+    (void)state;
+    ct_scope_push();
+    int64_t s[3] = {2, 5, 8};
+    ct_tensor *q = ct_randn(s, 3, CT_F32, CT_DEVICE_CPU);
+    assert_int_equal(ct_autocast_push(CT_CPU, CT_BF16), CT_OK);
+    ct_tensor *out = ct_scaled_dot_product_attention(q, q, q, NULL, 0.0, true, 0.0);
+    assert_int_equal(ct_autocast_pop(), CT_OK);
+    assert_non_null(out);
+    assert_int_equal(ct_tensor_dtype(out), CT_BF16);
+    ct_scope_pop();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +258,7 @@ int main(void)
         cmocka_unit_test(fused_memory_grows_linearly_in_t),
         cmocka_unit_test(bad_arguments_fail_with_errors),
         cmocka_unit_test(dropout_draws_from_the_seed),
+        cmocka_unit_test(autocast_runs_attention_in_the_low_dtype),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
