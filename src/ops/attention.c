@@ -6,7 +6,13 @@
  *   composed  the ops themselves (matmul, softmax, ...; attention_composed.c): everything else,
  *             and the reference the fused one is tested against.
  * CTORCH_SDPA=math forces the composed path, =fused the fused one (an error where it cannot
- * serve); unset or =auto picks the fused one where it serves. */
+ * serve); unset or =auto picks the faster where the fused one serves, measured: on a GPU (and
+ * PoCL) the fused kernels; on the CPU the fused path where the backend runs it over its BLAS
+ * (float32: backend/cpu/cpu_attention.c, faster than the composed path at every T measured, see
+ * docs/cpu-peer-benchmark.md), else the composed path: the portable kernels compiled for the CPU
+ * ran at half its speed (B 8, H 12, D 64, causal, T 1024, forward + backward: 0.74 against 1.36
+ * seq/s), so float64 and the 16-bit dtypes on the CPU take the composed path unless
+ * CTORCH_SDPA=fused asks for memory linear in T. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +102,9 @@ ct_tensor *ct_scaled_dot_product_attention(const ct_tensor *q, const ct_tensor *
     if (asked == CT_ATTENTION_FUSED && refusal)
         return ct_api_return(ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: CTORCH_SDPA=fused, but "
                                            "the fused path cannot serve: %s", fn, refusal));
-    if (asked == CT_ATTENTION_COMPOSED || refusal)
+    bool slower = asked == CT_ATTENTION_AUTO && q->storage->device.type == CT_CPU &&
+                  !ct_attention_in_backend(q, k, v, is_causal, scale);
+    if (asked == CT_ATTENTION_COMPOSED || refusal || slower)
         return ct_api_return(
             ct_attention_composed(q, k, v, attn_mask, dropout_p, is_causal, scale));
     return ct_api_return(ct_attention_fused(fn, q, k, v, is_causal, scale));

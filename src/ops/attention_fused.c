@@ -1,7 +1,9 @@
 /* The fused attention path: kernels/attention.ct's forward, recorded as one node whose backward
  * runs the FlashAttention-2 backward: delta = rowsum(dout * out) by the ops, then one kernel that
  * owns dk and dv per key tile and one that owns dq per query tile. What is kept for the backward
- * grows linearly in T: q, k, v, the output and one log-sum-exp per query row. */
+ * grows linearly in T: q, k, v, the output and one log-sum-exp per query row. A backend with an
+ * attention of its own (the CPU's for float32, over its BLAS: backend/cpu/cpu_attention.c) runs
+ * the forward and the backward's two kernels instead, with the same operands. */
 #include <string.h>
 
 #include "ops/attention_internal.h"
@@ -25,6 +27,42 @@ typedef struct attention_shape {
     bool causal;
     double scale;
 } attention_shape;
+
+/* The backend's attention arguments for contiguous operands (NULL where a pass has none). */
+static ct_attention_args backend_args(ct_attention_pass pass, const attention_shape *s,
+                                      ct_dtype dtype, ct_tensor *const *tensors)
+{
+    ct_attention_args a = {.pass = pass, .dtype = dtype, .bh = s->bh, .tq = s->tq, .tk = s->tk,
+                           .d = s->d, .dv = s->dv, .causal = s->causal, .scale = s->scale};
+    void **handles[10] = {&a.q, &a.k, &a.v, &a.out, &a.lse, &a.dout, &a.delta, &a.dq, &a.dk, &a.dv_grad};
+    long *offsets[10] = {&a.q_offset, &a.k_offset, &a.v_offset, &a.out_offset, &a.lse_offset,
+                         &a.dout_offset, &a.delta_offset, &a.dq_offset, &a.dk_offset, &a.dv_grad_offset};
+    for (int i = 0; i < 10; i++)
+        if (tensors[i]) {
+            *handles[i] = ct_tensor_handle(tensors[i]);
+            *offsets[i] = (long)tensors[i]->offset;
+        }
+    return a;
+}
+
+static attention_shape shape_of(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
+                                bool is_causal, double scale)
+{
+    attention_shape s = {.tq = q->shape[q->ndim - 2], .tk = k->shape[k->ndim - 2],
+                         .d = q->shape[q->ndim - 1], .dv = v->shape[v->ndim - 1],
+                         .causal = is_causal, .scale = scale};
+    s.bh = (long)(ct_numel(q) / (s.tq * s.d));
+    return s;
+}
+
+bool ct_attention_in_backend(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
+                             bool is_causal, double scale)
+{
+    attention_shape s = shape_of(q, k, v, is_causal, scale);
+    ct_tensor *none[10] = {NULL};
+    ct_attention_args a = backend_args(CT_ATTENTION_FORWARD, &s, q->dtype, none);
+    return ct_backend_attention_takes(q->storage->device, &a);
+}
 
 /* One launch over tiles of `rows` rows per [T, D] matrix; tensors[k] is the table's buffer k. */
 static ct_status launch(ct_kernel_id kernel, const attention_shape *s, long rows,
@@ -69,10 +107,7 @@ static ct_status attention_backward(ct_node *node, const ct_tensor *grad, ct_ten
 {
     ct_tensor *q = node->saved[0], *k = node->saved[1], *v = node->saved[2];
     ct_tensor *out = node->saved[3], *lse = node->saved[4];
-    attention_shape s = {.tq = q->shape[q->ndim - 2], .tk = k->shape[k->ndim - 2],
-                         .d = q->shape[q->ndim - 1], .dv = v->shape[v->ndim - 1],
-                         .causal = node->ints[0] != 0, .scale = node->scalars[0]};
-    s.bh = (long)(ct_numel(q) / (s.tq * s.d));
+    attention_shape s = shape_of(q, k, v, node->ints[0] != 0, node->scalars[0]);
     ct_dtype real = real_dtype(q->dtype);
     ct_tensor *g = contiguous_in(grad, q->dtype);
     /* delta_i = sum_c dout[i, c] * out[i, c], in the kernels' dtype */
@@ -89,9 +124,15 @@ static ct_status attention_backward(ct_node *node, const ct_tensor *grad, ct_ten
     ct_tensor *dk = dq ? ct_tensor_alloc("SdpaBackward", device, k->dtype, k->shape, k->ndim) : NULL;
     ct_tensor *dv = dk ? ct_tensor_alloc("SdpaBackward", device, v->dtype, v->shape, v->ndim) : NULL;
     ct_status status = dv ? CT_OK : ct_last_error();
+    ct_tensor *operands[10] = {q, k, v, NULL, lse, g, delta, dq, dk, dv};
+    ct_attention_args args = backend_args(CT_ATTENTION_BACKWARD, &s, q->dtype, operands);
     ct_tensor *table[9] = {dq, dk, dv, q, k, v, g, lse, delta};
-    if (status == CT_OK) status = launch(backward_kv_kernels[q->dtype], &s, s.tk, table, 9);
-    if (status == CT_OK) status = launch(backward_q_kernels[q->dtype], &s, s.tq, table, 9);
+    if (status == CT_OK && ct_backend_attention_takes(device, &args)) {
+        status = ct_backend_attention(device, &args);
+    } else {
+        if (status == CT_OK) status = launch(backward_kv_kernels[q->dtype], &s, s.tk, table, 9);
+        if (status == CT_OK) status = launch(backward_q_kernels[q->dtype], &s, s.tq, table, 9);
+    }
     ct_release(g);
     ct_release(delta);
     ct_tensor *results[3] = {dq, dk, dv};
@@ -105,10 +146,7 @@ static ct_status attention_backward(ct_node *node, const ct_tensor *grad, ct_ten
 ct_tensor *ct_attention_fused(const char *function, const ct_tensor *q, const ct_tensor *k,
                               const ct_tensor *v, bool is_causal, double scale)
 {
-    attention_shape s = {.tq = q->shape[q->ndim - 2], .tk = k->shape[k->ndim - 2],
-                         .d = q->shape[q->ndim - 1], .dv = v->shape[v->ndim - 1],
-                         .causal = is_causal, .scale = scale};
-    s.bh = (long)(ct_numel(q) / (s.tq * s.d));
+    attention_shape s = shape_of(q, k, v, is_causal, scale);
     ct_device device = q->storage->device;
     bool was_enabled = ct_set_grad_enabled(false); /* the node below records the whole op */
     ct_tensor *qc = ct_contiguous(q), *kc = ct_contiguous(k), *vc = ct_contiguous(v);
@@ -119,7 +157,11 @@ ct_tensor *ct_attention_fused(const char *function, const ct_tensor *q, const ct
     ct_tensor *out = qc && kc && vc ? ct_tensor_alloc(function, device, q->dtype, shape, q->ndim) : NULL;
     ct_tensor *lse = out ? ct_tensor_alloc(function, device, real_dtype(q->dtype), shape, q->ndim - 1) : NULL;
     ct_tensor *table[5] = {out, lse, qc, kc, vc};
-    if (lse && launch(forward_kernels[q->dtype], &s, s.tq, table, 5) != CT_OK) {
+    ct_tensor *operands[10] = {qc, kc, vc, out, lse};
+    ct_attention_args args = backend_args(CT_ATTENTION_FORWARD, &s, q->dtype, operands);
+    bool in_backend = ct_backend_attention_takes(device, &args);
+    if (lse && (in_backend ? ct_backend_attention(device, &args)
+                           : launch(forward_kernels[q->dtype], &s, s.tq, table, 5)) != CT_OK) {
         ct_release(out);
         out = NULL;
     }

@@ -22,5 +22,9 @@ ct_tensor *ct_attention_composed(const ct_tensor *q, const ct_tensor *k, const c
 /* The fused path (no mask but is_causal, no dropout, equal leading dims), recorded as one node. */
 ct_tensor *ct_attention_fused(const char *function, const ct_tensor *q, const ct_tensor *k,
                               const ct_tensor *v, bool is_causal, double scale);
+/* Whether the device runs the fused attention of these operands itself (the CPU's float32 one,
+ * backend/cpu/cpu_attention.c) rather than as the portable kernels. */
+bool ct_attention_in_backend(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
+                             bool is_causal, double scale);
 
 #endif
