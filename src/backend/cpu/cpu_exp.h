@@ -39,7 +39,7 @@ static inline float ct_cpu_expf(float x)
     float two_n;
     memcpy(&two_n, &scale_bits, sizeof two_n);
     float y = p * two_n;
-    y = over ? y * 2.0f : y; /* exact, or inf where exp(x) overflows */
+    y = y * (over ? 2.0f : 1.0f); /* exact, or inf where exp(x) overflows */
     y = x < -87.33654f ? 0.0f : y;
     return x != x ? x : y;
 }
