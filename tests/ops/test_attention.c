@@ -1,7 +1,7 @@
 /* ct_scaled_dot_product_attention: the fused path (kernels/attention.ct) gives the composed
  * path's output and gradients (q, k, v) on every device and floating dtype, at sizes where its
  * tiles change (T = 1, T not a multiple of a tile, Tq != Tk, D = 16 and 64), causal or not; a
- * fully masked row is 0, as in PyTorch; the fused path's memory grows linearly in T; bad arguments fail with
+ * fully masked row is 0, as in PyTorch; the CPU's float32 path across its blocks; the fused path's memory grows linearly in T; bad arguments fail with
  * errors naming them. CTORCH_SDPA picks the path. */
 #include <math.h>
 #include <stdio.h>
@@ -115,6 +115,28 @@ static void fused_matches_composed_on_every_device(void **state)
     for (int i = 0; i < n; i++) fused_matches_composed_on(devices[i]);
     for (int i = 0; i < ct_device_count(CT_CUDA); i++) fused_matches_composed_on((ct_device){CT_CUDA, i});
     ct_clear_error();
+}
+
+/* The CPU's float32 fused attention (backend/cpu/cpu_attention.c) works in blocks of 128 query
+ * and 128 key rows: T not a multiple of a block, T below one, exactly one, causal with Tq < Tk
+ * and Tq > Tk, D 16 to 128. */
+static void cpu_blocks_match_composed(void **state)
+{
+    (void)state;
+    static const struct { int64_t tq, tk, d; } sizes[] = {
+        {300, 300, 64}, {128, 128, 64}, {129, 260, 16}, {260, 129, 128}, {1, 300, 64}, {100, 100, 32},
+    };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int causal = 0; causal < 2; causal++) {
+            char what[160];
+            snprintf(what, sizeof what, "cpu float32 Tq=%lld Tk=%lld D=%lld%s", (long long)sizes[s].tq,
+                     (long long)sizes[s].tk, (long long)sizes[s].d, causal ? " causal" : "");
+            result fused = run("fused", CT_DEVICE_CPU, CT_F32, 2, sizes[s].tq, sizes[s].tk, sizes[s].d, causal);
+            result composed = run("math", CT_DEVICE_CPU, CT_F32, 2, sizes[s].tq, sizes[s].tk, sizes[s].d, causal);
+            compare(what, &fused, &composed, 2e-5);
+            free_result(&fused);
+            free_result(&composed);
+        }
 }
 
 /* A bool mask that hides every key of a row: that row is 0 (PyTorch's safe softmax), the
@@ -254,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fused_matches_composed_on_every_device),
+        cmocka_unit_test(cpu_blocks_match_composed),
         cmocka_unit_test(fully_masked_rows_are_zero),
         cmocka_unit_test(fused_memory_grows_linearly_in_t),
         cmocka_unit_test(bad_arguments_fail_with_errors),
