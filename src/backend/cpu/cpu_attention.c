@@ -3,8 +3,8 @@
  * the key blocks up to its causal limit; each tile's products are single-threaded sgemm calls
  * (S = scale q k^T, o += p v), the softmax between them an online one (running max and sum per
  * row, the log-sum-exp saved for the backward), its exp cpu_exp.h's vectorised one. The portable
- * kernels (kernels/attention.ct), which keep their tiles in registers and local memory, run at
- * a quarter of PyTorch's speed here; this runs at about its speed (docs/cpu-peer-benchmark.md).
+ * kernels (kernels/attention.ct) compiled for the CPU ran at a quarter of PyTorch's speed; this
+ * runs faster than PyTorch's (docs/cpu-peer-benchmark.md).
  *
  * Extra memory is linear in T: each thread holds two tiles of BLOCK x BLOCK floats and BLOCK
  * rows of accumulator. The forward parallelises over (batch * head, query block); the backward
@@ -22,9 +22,10 @@
 #include "backend/cpu/cpu_exp.h"
 #include "core/core_internal.h"
 
-/* Rows of a query block and of a key block. 2-core Xeon (AVX-512), B = 8, H = 12, D = 64,
- * causal, forward + backward at T = 1024, seq/s: BLOCK 64: see docs; 128 was the best of
- * 64 / 128 / 256 (measured with the bench rows). */
+/* Rows of a query block and of a key block. B = 8, H = 12, D = 64, causal, forward + backward
+ * at T = 1024 on 2 cores of an AMD EPYC (Zen 3, AVX2; a busy machine), best of 4-6 calls:
+ * 128 rows 8.6-9.4 seq/s, 64 rows 6.4-10.3 (and more CPU time in each of three alternating
+ * runs), 256 rows 9.1. */
 #define BLOCK 128
 /* Lanes of the fixed-order row sums: a multiple of every vector width, so that the sum's
  * rounding does not follow the instruction set. */
