@@ -1,7 +1,7 @@
 /* ct_scaled_dot_product_attention: the fused path (kernels/attention.ct) gives the composed
  * path's output and gradients (q, k, v) on every device and floating dtype, at sizes where its
  * tiles change (T = 1, T not a multiple of a tile, Tq != Tk, D = 16 and 64), causal or not; a
- * fully masked row is 0, as in PyTorch; the CPU's float32 path across its blocks; the fused path's memory grows linearly in T; bad arguments fail with
+ * fully masked row is 0, as in PyTorch; the CPU's float32 path across its blocks and in a graph; the fused path's memory grows linearly in T; bad arguments fail with
  * errors naming them. CTORCH_SDPA picks the path. */
 #include <math.h>
 #include <stdio.h>
@@ -137,6 +137,42 @@ static void cpu_blocks_match_composed(void **state)
             free_result(&fused);
             free_result(&composed);
         }
+}
+
+/* A graph captured on the CPU records the backend's attention calls (forward and backward) and
+ * a replay computes them again from the inputs' new values: the bits of an eager run. */
+static void cpu_attention_replays_in_a_graph(void **state)
+{
+    (void)state;
+    ct_scope_push();
+    ct_manual_seed(5);
+    int64_t s[4] = {1, 2, 150, 16};
+    enum { N = 2 * 150 * 16 };
+    ct_tensor *q = ct_randn(s, 4, CT_F32, CT_DEVICE_CPU), *k = ct_randn(s, 4, CT_F32, CT_DEVICE_CPU);
+    ct_tensor *v = ct_randn(s, 4, CT_F32, CT_DEVICE_CPU), *g = ct_randn(s, 4, CT_F32, CT_DEVICE_CPU);
+    ct_tensor *later = ct_randn(s, 4, CT_F32, CT_DEVICE_CPU);
+    ct_requires_grad_(later, true);
+    ct_tensor *eager = ct_scaled_dot_product_attention(later, k, v, NULL, 0.0, true, 0.0);
+    assert_int_equal(ct_backward_with(eager, g, false), CT_OK);
+    static float want_out[N], want_dq[N], got_out[N], got_dq[N];
+    assert_int_equal(ct_tensor_to_array(eager, want_out, sizeof want_out), CT_OK);
+    assert_int_equal(ct_tensor_to_array(ct_grad(later), want_dq, sizeof want_dq), CT_OK);
+    ct_requires_grad_(q, true);
+    ct_graph *graph = ct_graph_new();
+    assert_int_equal(ct_graph_begin(graph, CT_DEVICE_CPU, NULL), CT_OK);
+    ct_tensor *out = ct_scaled_dot_product_attention(q, k, v, NULL, 0.0, true, 0.0);
+    assert_int_equal(ct_backward_with(out, g, false), CT_OK);
+    assert_int_equal(ct_graph_end(graph), CT_OK);
+    bool was_enabled = ct_set_grad_enabled(false);
+    assert_int_equal(ct_copy_(q, later), CT_OK);
+    ct_set_grad_enabled(was_enabled);
+    assert_int_equal(ct_graph_replay(graph), CT_OK);
+    assert_int_equal(ct_tensor_to_array(out, got_out, sizeof got_out), CT_OK);
+    assert_int_equal(ct_tensor_to_array(ct_grad(q), got_dq, sizeof got_dq), CT_OK);
+    assert_memory_equal(got_out, want_out, sizeof want_out);
+    assert_memory_equal(got_dq, want_dq, sizeof want_dq);
+    ct_graph_free(graph);
+    ct_scope_pop();
 }
 
 /* A bool mask that hides every key of a row: that row is 0 (PyTorch's safe softmax), the
@@ -277,6 +313,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fused_matches_composed_on_every_device),
         cmocka_unit_test(cpu_blocks_match_composed),
+        cmocka_unit_test(cpu_attention_replays_in_a_graph),
         cmocka_unit_test(fully_masked_rows_are_zero),
         cmocka_unit_test(fused_memory_grows_linearly_in_t),
         cmocka_unit_test(bad_arguments_fail_with_errors),
