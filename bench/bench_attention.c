@@ -1,6 +1,7 @@
 /* Scaled-dot-product attention, forward and backward, as a GPT-2 layer runs it: B = 8, H = 12,
  * D = 64, causal, float32, at T = 256, 1024 and 4096, on --device, in sequences per second.
- * attention_causal_fwd_bwd_tT: the fused path (kernels/attention.ct), with the composed path
+ * attention_causal_fwd_bwd_tT: the fused path (kernels/attention.ct; on the CPU its float32
+ * backend entry over the BLAS, src/backend/cpu/cpu_attention.c), with the composed path
  * (matmul + softmax + matmul, CTORCH_SDPA=math) as its baseline; bench/torch_bench.py times
  * F.scaled_dot_product_attention under the same name, and bench/cpu_peer sets them side by side.
  * attention_causal_peak_mib_tT: the peak bytes allocated during one forward and backward, fused
