@@ -105,6 +105,9 @@ void ct_bench_train_models(const char *filter, ct_bench_report report, void *con
 void ct_bench_conv2d(const char *filter, ct_bench_report report, void *context);
 /* LayerNorm forward + backward of [8192, 768] float32 against a plain loop over its bytes. */
 void ct_bench_layer_norm(const char *filter, ct_bench_report report, void *context);
+/* Scaled-dot-product attention forward and backward, fused against composed, and their peak
+ * memory (bench_attention.c). */
+void ct_bench_attention(const char *filter, ct_bench_report report, void *context);
 /* A training step of a small transformer block built from today's ops (bench_transformer_block.c). */
 void ct_bench_transformer_block(const char *filter, ct_bench_report report, void *context);
 /* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */

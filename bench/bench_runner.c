@@ -163,6 +163,7 @@ int ct_bench_main(int argc, char **argv)
         ct_bench_train_models(filter, print_result, &p);
         ct_bench_conv2d(filter, print_result, &p);
         ct_bench_layer_norm(filter, print_result, &p);
+        ct_bench_attention(filter, print_result, &p);
         ct_bench_transformer_block(filter, print_result, &p);
         ct_bench_optimizer_step(filter, print_result, &p);
         ct_bench_graphs(filter, print_result, &p);

@@ -25,6 +25,10 @@ bench_conv2d.c, bench_transformer_block.c:
   samples/s: train_transformer_block_b32, a training step of a small GPT-style block (embedding
     128, 4 heads, sequence 64, batch 32, vocabulary 256): nn.Embedding, nn.LayerNorm,
     F.scaled_dot_product_attention(is_causal=True), nn.GELU, a Linear head, cross-entropy, AdamW
+  seq/s: attention_causal_fwd_bwd_t256, _t1024 and _t4096, F.scaled_dot_product_attention of
+    [8, 12, T, 64] float32 q, k, v ([1, 12, 4096, 64] at T = 4096) with is_causal=True, forward
+    and backward from a fixed gradient (bench/bench_attention.c; ctorch's figure is its fused
+    path; T >= 1024: one timed call, no warm-up)
 On the CPU, PyTorch runs on as many threads as ctorch's OpenMP (OMP_NUM_THREADS, else the CPUs
 this process may use): torch.set_num_threads.
 Timing (ct_bench_time_synced): after the warm-up calls and a wait for the device, one call is
@@ -51,6 +55,7 @@ BIG_MIN_CPUS = 8  # CT_BENCH_BIG_MIN_CPUS
 RUN_SECONDS = 0.002  # CT_BENCH_RUN_SECONDS
 MAX_CALLS_PER_RUN = 100  # CT_BENCH_MAX_CALLS_PER_RUN
 M16, M256 = 16 * 1024 * 1024, 256 * 1024 * 1024
+ATTENTION_LENGTHS = (256, 1024, 4096)  # bench/bench_attention.c
 
 # name, op, rows, cols (0: a vector), big; the order of bench/bench_elementwise.c
 OPS = [
@@ -387,6 +392,24 @@ def transformer_step(peer):
     return step
 
 
+def attention_batch(t):
+    return 1 if t >= 4096 else 8  # bench/bench_attention.c's batch_at
+
+
+def attention_function(peer, t):
+    """bench/bench_attention.c's call: causal attention forward and backward."""
+    torch, F = peer.torch, peer.torch.nn.functional
+    torch.manual_seed(0)
+    b = attention_batch(t)
+    q, k, v = (torch.randn((b, 12, t, 64), device=peer.device, requires_grad=True) for _ in range(3))
+    g = torch.randn((b, 12, t, 64), device=peer.device)
+
+    def step():
+        q.grad = k.grad = v.grad = None
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
+    return step
+
+
 def train_graph_function(peer, kind, batch):
     """PyTorch's whole-step CUDA-graph recipe (torch.cuda.graphs, "whole network capture"): a
     static batch, Adam with capturable=True, three warm-up steps on a side stream, the step captured
@@ -496,6 +519,12 @@ def cases(peer):
                 peer.time_synced(layer_norm_function(peer), 3, 20)))
     out.append((f"train_transformer_block_b{BLOCK_BATCH}", "samples/s",
                 lambda: BLOCK_BATCH / peer.time_synced(transformer_step(peer), 3, 10)))
+    for t in ATTENTION_LENGTHS:
+        def measure_attention(t=t):
+            length = t // 8 if peer.args.quick else t
+            warmup, repeats = (0, 1) if length >= 1024 else (1, 3)
+            return attention_batch(length) / peer.time_synced(attention_function(peer, length), warmup, repeats)
+        out.append((f"attention_causal_fwd_bwd_t{t}", "seq/s", measure_attention))
     for name, kind, batch in TRAIN_GRAPH:
         if not on_cuda:  # CUDA graphs only (ctorch's rows on the CPU are in bench_graphs.c)
             continue

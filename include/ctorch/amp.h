@@ -2,8 +2,9 @@
  *
  * Autocast. Inside a region opened with ct_autocast_push(device_type, dtype) on a thread, ops on
  * tensors of that device type choose their own precision, as PyTorch's autocast does:
- *   - matrix products (ct_matmul, ct_linear, ct_conv2d) run in the region's dtype (float16 or
- *     bfloat16): their float32 inputs are cast to it first, so the tensor cores do the work;
+ *   - matrix products (ct_matmul, ct_linear, ct_conv2d, ct_scaled_dot_product_attention's q,
+ *     k and v) run in the region's dtype (float16 or bfloat16): their float32 inputs are cast
+ *     to it first, so the tensor cores do the work;
  *   - ops that need float32's range (ct_softmax, ct_log_softmax, ct_cross_entropy, ct_nll_loss,
  *     ct_mse_loss, ct_batch_norm's input, ct_sum, ct_mean, ct_var, ct_std) run in float32:
  *     16-bit inputs are cast up first;

@@ -150,6 +150,13 @@ ct_module *ct_flatten_module(int start_dim, int end_dim);
 /* Zeroes each element with probability p while training (a mask from ct_rand on the input's
  * device) and scales the rest by 1 / (1 - p); the identity in eval mode. 0 <= p <= 1. */
 ct_module *ct_dropout(double p);
+/* nanoGPT's CausalSelfAttention: x [B, T, n_embd] -> [B, T, n_embd]. c_attn (Linear(n_embd,
+ * 3 n_embd, bias)) gives q, k and v, split into n_head heads; causal
+ * ct_scaled_dot_product_attention (dropout on its weights while training); the heads joined, then
+ * c_proj (Linear(n_embd, n_embd, bias)) and resid_dropout (Dropout(dropout)). Parameter names
+ * are nanoGPT's: c_attn.weight, c_attn.bias, c_proj.weight, c_proj.bias. n_embd must be a
+ * multiple of n_head; 0 <= dropout < 1. */
+ct_module *ct_causal_self_attention(int64_t n_embd, int64_t n_head, double dropout, bool bias);
 /* Calls its children in order; they are named "0", "1", ... It TAKES OVER the caller's
  * references in modules (also on failure, when they are released), so that layers can be made
  * inline: ct_sequential((ct_module *[]){ct_linear(4, 8, true), ct_relu_module()}, 2). */

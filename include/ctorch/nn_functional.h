@@ -67,6 +67,28 @@ ct_tensor *ct_layer_norm(const ct_tensor *x, const int64_t *normalized_shape, in
  * sum of the output's gradient rows that each row was picked by, added in the order of the
  * indices: the same bits run to run and on every device (no atomics). */
 ct_tensor *ct_embedding(const ct_tensor *weight, const ct_tensor *indices, int64_t padding_idx);
+/* torch.nn.functional.scaled_dot_product_attention:
+ *     out = softmax(q k^T * scale + mask) v     (dropout on the softmax's weights)
+ * q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv]: out [..., Tq, Dv]. The leading dims broadcast
+ * as in ct_matmul (PyTorch's rule); q, k and v share one floating dtype and one device.
+ * attn_mask: NULL, bool (true = attend) or q's dtype (added to the scores), broadcastable to
+ * [..., Tq, Tk]. is_causal: query i attends keys j <= i (the top-left aligned lower triangle, as
+ * PyTorch); giving it with attn_mask is an error. scale 0 means 1 / sqrt(D). dropout_p in [0, 1)
+ * drops weights with the device's generator (ct_manual_seed) and scales the rest by 1 / (1 - p).
+ * A query row whose keys are all masked gives 0 (and gradient 0), as PyTorch's
+ * F.scaled_dot_product_attention does since 2.5 (its safe softmax; a plain softmax gives NaN).
+ * Two paths: a fused one (FlashAttention-2: tiled, online softmax, memory linear in T; saves the
+ * log-sum-exp of each row for its fused backward) when there is no attn_mask (is_causal is
+ * fine), no dropout, D and Dv <= 128 and q, k, v have the same leading dims; otherwise the ops
+ * composed (matmul, softmax, ...). The environment variable CTORCH_SDPA=math forces the composed
+ * path, CTORCH_SDPA=fused the fused one (an error where it cannot serve), auto (the default)
+ * chooses the faster: the fused one, but on the CPU for float64, float16 and bfloat16, whose
+ * fused kernels there are slower than the composed path (the CPU's float32 one runs over the
+ * BLAS). float16 and bfloat16 compute in float32 inside the fused kernels. Under autocast q, k
+ * and v run in the region's low dtype. */
+ct_tensor *ct_scaled_dot_product_attention(const ct_tensor *q, const ct_tensor *k,
+                                           const ct_tensor *v, const ct_tensor *attn_mask,
+                                           double dropout_p, bool is_causal, double scale);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,12 @@ ct_status ct_backend_pool2d(ct_device device, const ct_pool2d_args *args);
 /* The same on a given stream, counted but never captured (launch_record.c's replay). */
 ct_status ct_backend_pool2d_replayed(ct_device device, void *stream, const ct_pool2d_args *args);
 
+/* Does the device run this attention itself (see ct_backend.attention_takes)? */
+bool ct_backend_attention_takes(ct_device device, const ct_attention_args *args);
+/* Fused attention by the device's own code on the current stream (captured like a product). */
+ct_status ct_backend_attention(ct_device device, const ct_attention_args *args);
+/* The same on a given stream, counted but never captured (launch_record.c's replay). */
+ct_status ct_backend_attention_replayed(ct_device device, void *stream, const ct_attention_args *args);
 /* How many launches of kernel (with work to do) reached device since the start; devices of
  * index 0 to CT_LAUNCH_COUNTED_DEVICES - 1 are counted. For tests of kernel coverage. */
 #define CT_LAUNCH_COUNTED_DEVICES 8

@@ -152,6 +152,29 @@ ct_status ct_backend_pool2d_replayed(ct_device device, void *stream, const ct_po
     return ct_backend_table[device.type]->pool2d(device.index, stream, args);
 }
 
+bool ct_backend_attention_takes(ct_device device, const ct_attention_args *args)
+{
+    const ct_backend *backend = ct_backend_of(device);
+    return backend && backend->attention_takes && backend->attention &&
+           backend->attention_takes(device.index, args);
+}
+
+ct_status ct_backend_attention(ct_device device, const ct_attention_args *args)
+{
+    const ct_backend *backend = ct_backend_of(device);
+    if (!backend) return ct_last_error();
+    ct_capture *capture = ct_capture_joined(device);
+    if (capture && capture->record) return ct_launch_record_attention(capture->record, args);
+    if (capture) return backend->attention(device.index, capture->stream, args);
+    return ct_backend_attention_replayed(device, ct_current_stream_handle(device), args);
+}
+
+ct_status ct_backend_attention_replayed(ct_device device, void *stream, const ct_attention_args *args)
+{
+    count_issued(device);
+    return ct_backend_table[device.type]->attention(device.index, stream, args);
+}
+
 void ct_backend_count_graph_launch(ct_device device) { count_issued(device); }
 
 uint64_t ct_backend_launch_total(ct_device device)

@@ -5,7 +5,7 @@
 #include "backend/launch_record.h"
 #include "core/core_internal.h"
 
-typedef enum { RECORDED_KERNEL, RECORDED_GEMM, RECORDED_CONV2D, RECORDED_POOL2D } recorded_kind;
+typedef enum { RECORDED_KERNEL, RECORDED_GEMM, RECORDED_CONV2D, RECORDED_POOL2D, RECORDED_ATTENTION } recorded_kind;
 
 typedef struct recorded {
     recorded_kind kind;
@@ -18,6 +18,7 @@ typedef struct recorded {
         ct_gemm_args gemm;
         ct_conv2d_args conv2d;
         ct_pool2d_args pool2d;
+        ct_attention_args attention;
     };
 } recorded;
 
@@ -95,6 +96,15 @@ ct_status ct_launch_record_pool2d(ct_launch_record *record, const ct_pool2d_args
     return CT_OK;
 }
 
+ct_status ct_launch_record_attention(ct_launch_record *record, const ct_attention_args *args)
+{
+    recorded *call = append(record);
+    if (!call) return ct_last_error();
+    call->kind = RECORDED_ATTENTION;
+    call->attention = *args;
+    return CT_OK;
+}
+
 long ct_launch_record_length(const ct_launch_record *record) { return record ? record->count : 0; }
 
 ct_status ct_launch_record_replay(const ct_launch_record *record, ct_device device, void *stream)
@@ -105,6 +115,8 @@ ct_status ct_launch_record_replay(const ct_launch_record *record, ct_device devi
         if (call->kind == RECORDED_GEMM) status = ct_backend_gemm_replayed(device, stream, &call->gemm);
         else if (call->kind == RECORDED_CONV2D) status = ct_backend_conv2d_replayed(device, stream, &call->conv2d);
         else if (call->kind == RECORDED_POOL2D) status = ct_backend_pool2d_replayed(device, stream, &call->pool2d);
+        else if (call->kind == RECORDED_ATTENTION)
+            status = ct_backend_attention_replayed(device, stream, &call->attention);
         else
             status = ct_backend_launch_replayed(device, stream, call->kernel, call->buffers, &call->params,
                                                 call->work, call->group_size);

@@ -59,6 +59,30 @@ typedef struct ct_pool2d_args {
     void *y; long y_offset;
     void *indices; long indices_offset;
 } ct_pool2d_args;
+/* Fused scaled-dot-product attention (FlashAttention-2) on contiguous [bh, T, D] operands: the
+ * forward writes out [bh, tq, dv] and lse [bh, tq] (the log-sum-exp of each query's scaled
+ * scores) from q, k, v; the backward writes dq, dk, dv from q, k, v, dout, lse and delta [bh, tq]
+ * (rowsum(dout * out)). causal: query i sees keys j <= i (PyTorch's top-left alignment). A row
+ * that sees no key gives 0. Offsets in elements; lse and delta in the dtype's real type. */
+typedef enum ct_attention_pass { CT_ATTENTION_FORWARD, CT_ATTENTION_BACKWARD } ct_attention_pass;
+
+typedef struct ct_attention_args {
+    ct_attention_pass pass;
+    ct_dtype dtype;
+    long bh, tq, tk, d, dv;
+    bool causal;
+    double scale;
+    void *q; long q_offset;
+    void *k; long k_offset;
+    void *v; long v_offset;
+    void *out; long out_offset;
+    void *lse; long lse_offset;
+    void *dout; long dout_offset;
+    void *delta; long delta_offset;
+    void *dq; long dq_offset;
+    void *dk; long dk_offset;
+    void *dv_grad; long dv_grad_offset;
+} ct_attention_args;
 
 /* How a device wants work split. The op layer plans its launches from this (src/ops/work_split.c):
  * a CPU wants a few long work items per core, each a group of one that walks a long vector loop;
@@ -143,6 +167,11 @@ typedef struct ct_backend {
      * runs this one; NULL, or false: the ops layer launches the dialect's kernels (kernels/nn.ct). */
     ct_status (*pool2d)(int index, void *stream, const ct_pool2d_args *args);
     bool (*pool2d_takes)(int index, const ct_pool2d_args *args);
+    /* Fused attention by the device's own code (the CPU's, over its BLAS: cpu_attention.c);
+     * attention_takes says whether it runs this one; NULL, or false: the ops layer launches the
+     * portable kernels (kernels/attention.ct). */
+    ct_status (*attention)(int index, void *stream, const ct_attention_args *args);
+    bool (*attention_takes)(int index, const ct_attention_args *args);
     /* Waits for all the device's streams. */
     ct_status (*synchronize)(int index);
 

@@ -28,6 +28,7 @@ const char *ct_kernel_name(ct_kernel_id id)
 #define CT_KERNEL_IN_ROWS(name) [CT_K_##name] = CT_KERNEL_FAMILY_rows,
 #define CT_KERNEL_IN_LAYER_NORM(name) [CT_K_##name] = CT_KERNEL_FAMILY_layer_norm,
 #define CT_KERNEL_IN_EMBEDDING(name) [CT_K_##name] = CT_KERNEL_FAMILY_embedding,
+#define CT_KERNEL_IN_ATTENTION(name) [CT_K_##name] = CT_KERNEL_FAMILY_attention,
 static const signed char kernel_families[CT_KERNEL_COUNT] = {
     CT_FILL_KERNELS(CT_KERNEL_IN_FILL) CT_COPY_KERNELS(CT_KERNEL_IN_COPY)
     CT_ELEMENTWISE_KERNELS(CT_KERNEL_IN_ELEMENTWISE) CT_RANDOM_KERNELS(CT_KERNEL_IN_RANDOM)
@@ -37,6 +38,7 @@ static const signed char kernel_families[CT_KERNEL_COUNT] = {
     CT_OPTIM_KERNELS(CT_KERNEL_IN_OPTIM) CT_ROWS_KERNELS(CT_KERNEL_IN_ROWS)
     CT_LAYER_NORM_KERNELS(CT_KERNEL_IN_LAYER_NORM)
     CT_EMBEDDING_KERNELS(CT_KERNEL_IN_EMBEDDING)
+    CT_ATTENTION_KERNELS(CT_KERNEL_IN_ATTENTION)
 };
 
 int ct_kernel_family_of(ct_kernel_id id)

@@ -16,6 +16,7 @@
 #define CT_LIST_EACH_HALF(X, base) X(base##_f16) X(base##_bf16)
 #define CT_LIST_EACH_STORED_DTYPE(X, base) CT_LIST_EACH_DTYPE(X, base) CT_LIST_EACH_HALF(X, base)
 
+#include "kernels/attention_list.h"
 #include "kernels/batch_norm_list.h"
 #include "kernels/copy_list.h"
 #include "kernels/elementwise_list.h"
@@ -34,11 +35,11 @@
     CT_FILL_KERNELS(X) CT_COPY_KERNELS(X) CT_ELEMENTWISE_KERNELS(X) CT_RANDOM_KERNELS(X)         \
     CT_REDUCE_KERNELS(X) CT_SOFTMAX_KERNELS(X) CT_INDEX_KERNELS(X) CT_NN_KERNELS(X)            \
     CT_BATCH_NORM_KERNELS(X) CT_OPTIM_KERNELS(X) CT_ROWS_KERNELS(X) CT_LAYER_NORM_KERNELS(X)      \
-    CT_EMBEDDING_KERNELS(X)
+    CT_EMBEDDING_KERNELS(X) CT_ATTENTION_KERNELS(X)
 
 /* The kernel sources, in the order a backend compiles them (after dialect.h). One line: CMake
  * reads the families from it. */
-#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(softmax) X(index) X(nn) X(batch_norm) X(optim) X(rows) X(layer_norm) X(embedding)
+#define CT_KERNEL_SOURCES(X) X(fill) X(copy) X(elementwise) X(random) X(reduce) X(softmax) X(index) X(nn) X(batch_norm) X(optim) X(rows) X(layer_norm) X(embedding) X(attention)
 /* A family's index: its place in CT_KERNEL_SOURCES, and in kernel_sources.h's tables. */
 #define CT_KERNEL_FAMILY_ENUM_ENTRY(family) CT_KERNEL_FAMILY_##family,
 enum { CT_KERNEL_SOURCES(CT_KERNEL_FAMILY_ENUM_ENTRY) CT_KERNEL_FAMILY_COUNT };
@@ -82,6 +83,7 @@ static inline int ct_kernel_buffer_count(ct_kernel_id id)
     switch (id) {
     CT_OPTIM_MULTI_KERNELS(CT_KERNEL_WIDE_CASE)
     CT_OPTIM_MULTI_REDUCE_KERNELS(CT_KERNEL_WIDE_CASE)
+    CT_ATTENTION_KERNELS(CT_KERNEL_WIDE_CASE)
         return CT_KERNEL_WIDE_BUFFERS;
     default:
         return CT_KERNEL_MAX_BUFFERS;

@@ -15,7 +15,7 @@ typedef struct ct_node ct_node;
  * gradient") from the gradient of its output. Runs with grad mode off. */
 typedef ct_status (*ct_backward_fn)(ct_node *node, const ct_tensor *grad_output, ct_tensor **grad_inputs);
 
-#define CT_NODE_MAX_SAVED 4
+#define CT_NODE_MAX_SAVED 6 /* fused attention saves q, k, v, its output and the log-sum-exp */
 
 /* What an input looked like, so that backward can return a gradient of its shape and dtype. */
 typedef struct ct_input_meta {

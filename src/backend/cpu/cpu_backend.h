@@ -15,6 +15,9 @@ bool ct_cpu_conv2d_takes(int index, const ct_conv2d_args *args);
 ct_status ct_cpu_conv2d(int index, void *stream, const ct_conv2d_args *args);
 bool ct_cpu_pool2d_takes(int index, const ct_pool2d_args *args);
 ct_status ct_cpu_pool2d(int index, void *stream, const ct_pool2d_args *args);
+/* Fused float32 attention over the BLAS (cpu_attention.c). */
+bool ct_cpu_attention_takes(int index, const ct_attention_args *args);
+ct_status ct_cpu_attention(int index, void *stream, const ct_attention_args *args);
 /* /proc/cpuinfo's model name, or "CPU". */
 void ct_cpu_model_name(char *buf, size_t size);
 /* Logs once, at warning level, each matrix engine whose kernels use far less than the CPU offers

@@ -486,6 +486,29 @@ static ct_tensor *run_embedding_backward(ct_tensor *const *in, const conf_args *
 {
     ct_tensor *w = leaf(in[0]);
     return gradients(ct_embedding(w, in[1], a->n), in[2], &w, 1);
+/* ---- scaled_dot_product_attention: q, k, v, upstream; flag: is_causal (no mask: the fused
+ * backward kernels) ---- */
+
+static const conf_case attention_cases[] = {
+    {.name = "T 1, D 16", .in = {{SHAPE(2, 3, 1, 16)}, {SHAPE(2, 3, 1, 16)}, {SHAPE(2, 3, 1, 16)}, {SHAPE(2, 3, 1, 16)}}},
+    {.name = "T 37, D 16, causal",
+     .in = {{SHAPE(1, 2, 37, 16)}, {SHAPE(1, 2, 37, 16)}, {SHAPE(1, 2, 37, 16)}, {SHAPE(1, 2, 37, 16)}},
+     .args = {.flag = true}},
+    {.name = "Tq 20, Tk 13, D 64, Dv 24",
+     .in = {{SHAPE(2, 2, 20, 64)}, {SHAPE(2, 2, 13, 64)}, {SHAPE(2, 2, 13, 24)}, {SHAPE(2, 2, 20, 24)}}},
+    {.name = "Tq 70, Tk 33, D 64, causal",
+     .in = {{SHAPE(1, 2, 70, 64)}, {SHAPE(1, 2, 33, 64)}, {SHAPE(1, 2, 33, 64)}, {SHAPE(1, 2, 70, 64)}},
+     .args = {.flag = true}},
+    {.name = "T 19, D 128, causal, transposed upstream",
+     .in = {{SHAPE(2, 19, 128)}, {SHAPE(2, 19, 128)}, {SHAPE(2, 19, 128)},
+            {SHAPE(2, 128, 19), .views = {TRANSPOSED(1, 2)}}}, .args = {.flag = true}},
+    {0}};
+
+static ct_tensor *run_scaled_dot_product_attention_backward(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *leaves[3] = {leaf(in[0]), leaf(in[1]), leaf(in[2])};
+    ct_tensor *out = ct_scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], NULL, 0.0, a->flag, 0.0);
+    return gradients(out, in[3], leaves, 3);
 }
 
 /* The variadic arguments: a range per input. */
@@ -521,5 +544,11 @@ const conf_op conf_backward_ops[] = {
     ENTRY_HALF(avg_pool2d, 2, avg_pool_cases, 4, true, 8, CONF_ANY, CONF_ANY),
     {"ct_batch_norm backward", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_POSITIVE, CONF_ANY},
      batch_norm_cases, 16, run_batch_norm_backward, false, batch_norm_backward_magnitude, 0},
+    /* sums over keys (dq) or queries (dk, dv) of p * (dp - delta), which cancel, with exp on
+     * each device: 256 ulps (PoCL: up to 70 at Tq 70). 16-bit: no float64 reference (-1): delta =
+     * rowsum(dout * out) takes the output rounded to 16 bits, as PyTorch's flash backward does,
+     * and dp - delta cancels that rounding into the gradients; the devices are held to the CPU */
+    ENTRY_HALF(scaled_dot_product_attention, 4, attention_cases, 256, false, -1, CONF_ANY, CONF_ANY,
+               CONF_ANY, CONF_ANY),
 };
 const int conf_backward_op_count = (int)(sizeof conf_backward_ops / sizeof conf_backward_ops[0]);

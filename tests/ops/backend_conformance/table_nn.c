@@ -234,6 +234,39 @@ static ct_tensor *run_embedding(ct_tensor *const *in, const conf_args *a)
 
 #define CONV2D_DTYPES (CONF_FLOAT | CONF_HALF)
 
+/* ---- scaled_dot_product_attention: q, k, v, attn_mask (count 3: none); flag: is_causal.
+ * Without a mask the fused kernels run (kernels/attention.ct), with one the composed ops. Sizes
+ * where the tiles change: T = 1, T not a multiple of a tile (16 rows on the CPU, a group on a
+ * device), Tq != Tk, D = 16, 64 and 128. ---- */
+
+#define ATTENTION_CASES                                                                          \
+    {.name = "T 1, D 16", .count = 3, .in = {{SHAPE(2, 3, 1, 16)}, {SHAPE(2, 3, 1, 16)}, {SHAPE(2, 3, 1, 16)}}}, \
+    {.name = "T 37, D 16, causal", .count = 3,                                                    \
+     .in = {{SHAPE(1, 2, 37, 16)}, {SHAPE(1, 2, 37, 16)}, {SHAPE(1, 2, 37, 16)}}, .args = {.flag = true}}, \
+    {.name = "Tq 20, Tk 13, D 64, Dv 24", .count = 3,                                             \
+     .in = {{SHAPE(2, 2, 20, 64)}, {SHAPE(2, 2, 13, 64)}, {SHAPE(2, 2, 13, 24)}}},                \
+    {.name = "Tq 70, Tk 33, D 64, causal", .count = 3,                                            \
+     .in = {{SHAPE(1, 2, 70, 64)}, {SHAPE(1, 2, 33, 64)}, {SHAPE(1, 2, 33, 64)}}, .args = {.flag = true}}, \
+    {.name = "T 19, D 128, causal, 3 dims", .count = 3,                                           \
+     .in = {{SHAPE(2, 19, 128)}, {SHAPE(2, 19, 128)}, {SHAPE(2, 19, 128)}}, .args = {.flag = true}}, \
+    {.name = "q, k, v as [B, T, H, D] transposed", .count = 3,                                    \
+     .in = {{SHAPE(2, 9, 3, 16), .views = {TRANSPOSED(1, 2)}}, {SHAPE(2, 9, 3, 16), .views = {TRANSPOSED(1, 2)}}, \
+            {SHAPE(2, 9, 3, 16), .views = {TRANSPOSED(1, 2)}}}, .args = {.flag = true}}
+
+static const conf_case attention_cases[] = {
+    ATTENTION_CASES,
+    {.name = "bool mask [Tq, Tk]",
+     .in = {{SHAPE(2, 3, 9, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(9, 11), .kind = CONF_BOOL}}},
+    {.name = "float mask [H, 1, Tk], broadcast",
+     .in = {{SHAPE(2, 3, 9, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(3, 1, 11)}}},
+    {0}};
+
+static ct_tensor *run_attention(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_scaled_dot_product_attention(in[0], in[1], in[2], a->count > 3 ? in[3] : NULL, 0.0,
+                                           a->flag, 0.0);
+}
+
 const conf_op conf_nn_ops[] = {
     {"ct_conv2d", 3, CONV2D_DTYPES, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true,
      NULL, 2},
@@ -249,5 +282,9 @@ const conf_op conf_nn_ops[] = {
      run_layer_norm, false, NULL, 0},
     {"ct_embedding", 2, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY}, embedding_cases, 0, run_embedding,
      false, NULL, 0},
+    /* exp on each device, sums of Tk terms in one order everywhere: 64 ulps; 16-bit: the fused
+     * kernels compute in float32 and round once, the masked cases round each op's result */
+    {"ct_scaled_dot_product_attention", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY, CONF_ANY},
+     attention_cases, 64, run_attention, false, NULL, 16},
 };
 const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);
