@@ -486,6 +486,8 @@ static ct_tensor *run_embedding_backward(ct_tensor *const *in, const conf_args *
 {
     ct_tensor *w = leaf(in[0]);
     return gradients(ct_embedding(w, in[1], a->n), in[2], &w, 1);
+}
+
 /* ---- scaled_dot_product_attention: q, k, v, upstream; flag: is_causal (no mask: the fused
  * backward kernels) ---- */
 
