@@ -125,13 +125,14 @@ static bool listed(const char *name, const char *const *list)
 
 /* Kernels a device's DNN library does the work of (oneDNN's convolutions on the CPU): their C
  * build is run by tests/backend/test_cpu_engines_agree, with the CPU's engine set to OpenBLAS.
- * The CPU also runs float32 attention itself, over its BLAS (backend/cpu/cpu_attention.c): the
- * attention kernels' C build runs for float64 and the 16-bit dtypes. */
+ * The CPU also runs float32 and float64 attention itself, over its BLAS
+ * (backend/cpu/cpu_attention.c): the attention kernels' C build runs for the 16-bit dtypes. */
 static bool replaced_by_library(ct_device device, const char *kernel)
 {
     if (device.type != CT_CPU) return false;
     size_t length = strlen(kernel);
-    if (strncmp(kernel, "attention_", 10) == 0 && length > 4 && strcmp(kernel + length - 4, "_f32") == 0)
+    if (strncmp(kernel, "attention_", 10) == 0 && length > 4 &&
+        (strcmp(kernel + length - 4, "_f32") == 0 || strcmp(kernel + length - 4, "_f64") == 0))
         return true;
     if (!ct_cpu_conv_in_onednn()) return false;
     return strncmp(kernel, "im2col_", 7) == 0 || strncmp(kernel, "col2im_", 7) == 0 ||
