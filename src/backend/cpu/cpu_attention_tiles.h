@@ -29,8 +29,8 @@ static REAL NAME(row_sum)(const REAL *row, long padded)
     return s;
 }
 
-/* One query block of one (batch * head): out and lse rows [q0, q0 + nq). s is BLOCK x BLOCK
- * scratch, acc BLOCK x dv, top and total BLOCK. */
+/* One query block of one (batch * head): out and lse rows [q0, q0 + nq). s is QBLOCK x KBLOCK
+ * scratch, acc QBLOCK x dv, top and total QBLOCK. */
 static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, REAL *s, REAL *acc,
                           REAL *top, REAL *total)
 {
@@ -40,19 +40,19 @@ static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, RE
     const REAL *v = (const REAL *)a->v + a->v_offset + bh * tk * dv;
     REAL *out = (REAL *)a->out + a->out_offset + bh * tq * dv;
     REAL *lse = (REAL *)a->lse + a->lse_offset + bh * tq;
-    long nq = min_long(BLOCK, tq - q0);
+    long nq = min_long(QBLOCK, tq - q0);
     long kend = a->causal ? min_long(tk, q0 + nq) : tk;
     for (long r = 0; r < nq; r++) {
         top[r] = (-(REAL)INFINITY);
         total[r] = 0;
     }
     memset(acc, 0, sizeof(REAL) * (size_t)(nq * dv));
-    for (long k0 = 0; k0 < kend; k0 += BLOCK) {
-        long nk = min_long(BLOCK, kend - k0), padded = round_up(nk, LANES);
+    for (long k0 = 0; k0 < kend; k0 += KBLOCK) {
+        long nk = min_long(KBLOCK, kend - k0), padded = round_up(nk, LANES);
         GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)d,
-                    (REAL)a->scale, q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, BLOCK);
+                    (REAL)a->scale, q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
         for (long r = 0; r < nq; r++) {
-            REAL *row = s + r * BLOCK;
+            REAL *row = s + r * KBLOCK;
             long visible = visible_keys(a, q0 + r, k0, nk);
             REAL m = NAME(row_max)(row, visible, top[r]);
             if (m == (-(REAL)INFINITY)) { /* nothing seen yet: the row's accumulator stays 0 */
@@ -72,7 +72,7 @@ static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, RE
             }
         }
         GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dv, (int)nk, (REAL)1, s,
-                    BLOCK, v + k0 * dv, (int)dv, (REAL)1, acc, (int)dv);
+                    KBLOCK, v + k0 * dv, (int)dv, (REAL)1, acc, (int)dv);
     }
     for (long r = 0; r < nq; r++) {
         long i = q0 + r;
@@ -85,7 +85,7 @@ static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, RE
     }
 }
 
-/* The whole backward of one (batch * head), on one thread. s and ds are BLOCK x BLOCK scratch. */
+/* The whole backward of one (batch * head), on one thread. s and ds are QBLOCK x KBLOCK scratch. */
 static void NAME(backward_head)(const ct_attention_args *a, long bh, REAL *s, REAL *ds)
 {
     long tq = a->tq, tk = a->tk, d = a->d, dv = a->dv;
@@ -102,17 +102,17 @@ static void NAME(backward_head)(const ct_attention_args *a, long bh, REAL *s, RE
     memset(dk, 0, sizeof(REAL) * (size_t)(tk * d));
     memset(dvg, 0, sizeof(REAL) * (size_t)(tk * dv));
     REAL scale = (REAL)a->scale;
-    for (long q0 = 0; q0 < tq; q0 += BLOCK) {
-        long nq = min_long(BLOCK, tq - q0);
+    for (long q0 = 0; q0 < tq; q0 += QBLOCK) {
+        long nq = min_long(QBLOCK, tq - q0);
         long kend = a->causal ? min_long(tk, q0 + nq) : tk;
-        for (long k0 = 0; k0 < kend; k0 += BLOCK) {
-            long nk = min_long(BLOCK, kend - k0);
+        for (long k0 = 0; k0 < kend; k0 += KBLOCK) {
+            long nk = min_long(KBLOCK, kend - k0);
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)d, scale,
-                        q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, BLOCK);
+                        q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dv, (REAL)1,
-                        go + q0 * dv, (int)dv, v + k0 * dv, (int)dv, (REAL)0, ds, BLOCK);
+                        go + q0 * dv, (int)dv, v + k0 * dv, (int)dv, (REAL)0, ds, KBLOCK);
             for (long r = 0; r < nq; r++) {
-                REAL *p = s + r * BLOCK, *dp = ds + r * BLOCK;
+                REAL *p = s + r * KBLOCK, *dp = ds + r * KBLOCK;
                 long visible = visible_keys(a, q0 + r, k0, nk);
                 REAL l = lse[q0 + r], e = delta[q0 + r];
 #pragma omp simd
@@ -128,11 +128,11 @@ static void NAME(backward_head)(const ct_attention_args *a, long bh, REAL *s, RE
             }
             /* dv += p^T dout; dq += scale ds k; dk += scale ds^T q */
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dv, (int)nq, (REAL)1, s,
-                        BLOCK, go + q0 * dv, (int)dv, (REAL)1, dvg + k0 * dv, (int)dv);
+                        KBLOCK, go + q0 * dv, (int)dv, (REAL)1, dvg + k0 * dv, (int)dv);
             GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)d, (int)nk, scale,
-                        ds, BLOCK, k + k0 * d, (int)d, (REAL)1, dq + q0 * d, (int)d);
+                        ds, KBLOCK, k + k0 * d, (int)d, (REAL)1, dq + q0 * d, (int)d);
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)d, (int)nq, scale, ds,
-                        BLOCK, q + q0 * d, (int)d, (REAL)1, dk + k0 * d, (int)d);
+                        KBLOCK, q + q0 * d, (int)d, (REAL)1, dk + k0 * d, (int)d);
         }
     }
 }
