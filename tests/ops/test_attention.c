@@ -1,8 +1,9 @@
 /* ct_scaled_dot_product_attention: the fused path (kernels/attention.ct) gives the composed
  * path's output and gradients (q, k, v) on every device and floating dtype, at sizes where its
  * tiles change (T = 1, T not a multiple of a tile, Tq != Tk, D = 16 and 64), causal or not; a
- * fully masked row is 0, as in PyTorch; the CPU's own path across its blocks and in a graph; the fused path's memory grows linearly in T; bad arguments fail with
- * errors naming them. CTORCH_SDPA picks the path. */
+ * fully masked row is 0, as in PyTorch; the CPU's own fused path (float32 and float64) across
+ * its blocks and in a graph; the fused path's memory grows linearly in T; bad arguments fail
+ * with errors naming them. CTORCH_SDPA picks the path. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

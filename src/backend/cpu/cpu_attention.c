@@ -1,8 +1,9 @@
 /* The CPU's fused attention (FlashAttention-2 over the BLAS), shaped like PyTorch's CPU flash
- * attention (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp): a query block of QBLOCK rows walks
- * the key blocks up to its causal limit; each tile's products are single-threaded sgemm calls
- * (S = scale q k^T, o += p v; oneDNN's or OpenBLAS's, below), the softmax between them an online one (running max and sum per
- * row, the log-sum-exp saved for the backward), its exp cpu_exp.h's vectorised one. The portable
+ * attention (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp): a query block of QBLOCK rows
+ * walks the key blocks up to its causal limit; each tile's products are single-threaded sgemm
+ * calls (S = scale q k^T, o += p v; oneDNN's or OpenBLAS's, below), the softmax between them an
+ * online one (running max and sum per row, the log-sum-exp saved for the backward), its exp
+ * cpu_exp.h's vectorised one. The portable
  * kernels (kernels/attention.ct) compiled for the CPU ran at a quarter of PyTorch's speed; this
  * runs faster than PyTorch's (docs/cpu-peer-benchmark.md).
  *
@@ -46,8 +47,8 @@ bool ct_cpu_attention_takes(int index, const ct_attention_args *args)
 {
     (void)index;
     const long limit = 1L << 30; /* the BLAS's int sizes, with room */
-    return (args->dtype == CT_F32 || args->dtype == CT_F64) && args->tq < limit && args->tk < limit && args->d < limit &&
-           args->dv < limit;
+    return (args->dtype == CT_F32 || args->dtype == CT_F64) && args->tq < limit &&
+           args->tk < limit && args->d < limit && args->dv < limit;
 }
 
 /* Keys of block [k0, k0 + nk) that query i sees. */
@@ -59,15 +60,15 @@ static long visible_keys(const ct_attention_args *a, long i, long k0, long nk)
 }
 
 /* float32 tiles go to oneDNN's dnnl_sgemm where the CPU's engine choice lets oneDNN multiply
- * (cpu_engine_choice.c; on one thread inside the OpenMP loop), to OpenBLAS otherwise: 5-25% more
- * sequences per second with oneDNN (2 cores of an AMD EPYC, Zen 3: B 8, T 1024, 2 threads 10.3-10.5
- * against 8.3-9.2 seq/s; B 1, T 4096, one thread 0.57-0.67 against 0.53-0.57). Set per call, one
- * value for the whole process (the engine choice is the process's). */
+ * (cpu_engine_choice.c; on one thread inside the OpenMP loop), to OpenBLAS otherwise: 5-25%
+ * more sequences per second with oneDNN (2 cores of an AMD EPYC, Zen 3: B 8, T 1024, 2 threads
+ * 10.3-10.5 against 8.3-9.2 seq/s; B 1, T 4096, one thread 0.57-0.67 against 0.53-0.57). Set per
+ * call, one value for the whole process (the engine choice is the process's). */
 static _Atomic bool tiles_in_onednn;
 
-static void tile_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
-                       float alpha, const float *a, int lda, const float *b, int ldb, float beta,
-                       float *c, int ldc)
+static void tile_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n,
+                       int k, float alpha, const float *a, int lda, const float *b, int ldb,
+                       float beta, float *c, int ldc)
 {
 #ifdef CTORCH_HAVE_ONEDNN
     if (atomic_load_explicit(&tiles_in_onednn, memory_order_relaxed)) {
