@@ -1,5 +1,5 @@
 /* The tiles of the CPU's fused attention (cpu_attention.c) for one real type: included with
- * REAL (float or double), NAME(x) (x with the type's suffix), GEMM (cblas_sgemm or cblas_dgemm),
+ * REAL (float or double), NAME(x) (x with the type's suffix), GEMM (an sgemm or cblas_dgemm),
  * EXP and LOG defined. */
 
 /* Row maximum and fixed-order sums over LANES lanes; row[j] for visible <= j < round_up(nk,
@@ -32,7 +32,7 @@ static REAL NAME(row_sum)(const REAL *row, long padded)
 /* One query block of one (batch * head): out and lse rows [q0, q0 + nq). s is QBLOCK x KBLOCK
  * scratch, acc QBLOCK x dv, top and total QBLOCK. */
 static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, REAL *s, REAL *acc,
-                          REAL *top, REAL *total)
+                                REAL *top, REAL *total)
 {
     long tq = a->tq, tk = a->tk, d = a->d, dv = a->dv;
     const REAL *q = (const REAL *)a->q + a->q_offset + bh * tq * d;
@@ -50,7 +50,7 @@ static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, RE
     for (long k0 = 0; k0 < kend; k0 += KBLOCK) {
         long nk = min_long(KBLOCK, kend - k0), padded = round_up(nk, LANES);
         GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)d,
-                    (REAL)a->scale, q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
+             (REAL)a->scale, q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
         for (long r = 0; r < nq; r++) {
             REAL *row = s + r * KBLOCK;
             long visible = visible_keys(a, q0 + r, k0, nk);
@@ -72,7 +72,7 @@ static void NAME(forward_block)(const ct_attention_args *a, long bh, long q0, RE
             }
         }
         GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dv, (int)nk, (REAL)1, s,
-                    KBLOCK, v + k0 * dv, (int)dv, (REAL)1, acc, (int)dv);
+             KBLOCK, v + k0 * dv, (int)dv, (REAL)1, acc, (int)dv);
     }
     for (long r = 0; r < nq; r++) {
         long i = q0 + r;
@@ -108,9 +108,9 @@ static void NAME(backward_head)(const ct_attention_args *a, long bh, REAL *s, RE
         for (long k0 = 0; k0 < kend; k0 += KBLOCK) {
             long nk = min_long(KBLOCK, kend - k0);
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)d, scale,
-                        q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
+                 q + q0 * d, (int)d, k + k0 * d, (int)d, (REAL)0, s, KBLOCK);
             GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dv, (REAL)1,
-                        go + q0 * dv, (int)dv, v + k0 * dv, (int)dv, (REAL)0, ds, KBLOCK);
+                 go + q0 * dv, (int)dv, v + k0 * dv, (int)dv, (REAL)0, ds, KBLOCK);
             for (long r = 0; r < nq; r++) {
                 REAL *p = s + r * KBLOCK, *dp = ds + r * KBLOCK;
                 long visible = visible_keys(a, q0 + r, k0, nk);
@@ -128,11 +128,11 @@ static void NAME(backward_head)(const ct_attention_args *a, long bh, REAL *s, RE
             }
             /* dv += p^T dout; dq += scale ds k; dk += scale ds^T q */
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dv, (int)nq, (REAL)1, s,
-                        KBLOCK, go + q0 * dv, (int)dv, (REAL)1, dvg + k0 * dv, (int)dv);
+                 KBLOCK, go + q0 * dv, (int)dv, (REAL)1, dvg + k0 * dv, (int)dv);
             GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)d, (int)nk, scale,
-                        ds, KBLOCK, k + k0 * d, (int)d, (REAL)1, dq + q0 * d, (int)d);
+                 ds, KBLOCK, k + k0 * d, (int)d, (REAL)1, dq + q0 * d, (int)d);
             GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)d, (int)nq, scale, ds,
-                        KBLOCK, q + q0 * d, (int)d, (REAL)1, dk + k0 * d, (int)d);
+                 KBLOCK, q + q0 * d, (int)d, (REAL)1, dk + k0 * d, (int)d);
         }
     }
 }
