@@ -82,10 +82,10 @@ ct_tensor *ct_embedding(const ct_tensor *weight, const ct_tensor *indices, int64
  * fine), no dropout, D and Dv <= 128 and q, k, v have the same leading dims; otherwise the ops
  * composed (matmul, softmax, ...). The environment variable CTORCH_SDPA=math forces the composed
  * path, CTORCH_SDPA=fused the fused one (an error where it cannot serve), auto (the default)
- * chooses the faster: the fused one, but on the CPU for float64, float16 and bfloat16, whose
- * fused kernels there are slower than the composed path (the CPU's float32 one runs over the
- * BLAS). float16 and bfloat16 compute in float32 inside the fused kernels. Under autocast q, k
- * and v run in the region's low dtype. */
+ * chooses the faster: the fused one, but on the CPU for float16 and bfloat16, whose fused
+ * kernels there are slower than the composed path (the CPU's float32 and float64 ones run over
+ * the BLAS). float16 and bfloat16 compute in float32 inside the fused kernels. Under autocast q,
+ * k and v run in the region's low dtype. */
 ct_tensor *ct_scaled_dot_product_attention(const ct_tensor *q, const ct_tensor *k,
                                            const ct_tensor *v, const ct_tensor *attn_mask,
                                            double dropout_p, bool is_causal, double scale);

@@ -8,11 +8,11 @@
  * CTORCH_SDPA=math forces the composed path, =fused the fused one (an error where it cannot
  * serve); unset or =auto picks the faster where the fused one serves, measured: on a GPU (and
  * PoCL) the fused kernels; on the CPU the fused path where the backend runs it over its BLAS
- * (float32: backend/cpu/cpu_attention.c, faster than the composed path at every T measured, see
- * docs/cpu-peer-benchmark.md), else the composed path: the portable kernels compiled for the CPU
- * ran at half its speed (B 8, H 12, D 64, causal, T 1024, forward + backward: 0.74 against 1.36
- * seq/s), so float64 and the 16-bit dtypes on the CPU take the composed path unless
- * CTORCH_SDPA=fused asks for memory linear in T. */
+ * (float32 and float64: backend/cpu/cpu_attention.c; B 8, H 12, D 64, causal, forward +
+ * backward, float32 2-3x the composed path's speed at T 256-4096, docs/cpu-peer-benchmark.md;
+ * float64 1.6x at T 256, 1.8x at T 1024), else the composed path: the portable kernels compiled
+ * for the CPU ran at half its speed (float32, T 1024: 0.74 against 1.36 seq/s), so the 16-bit
+ * dtypes on the CPU take the composed path unless CTORCH_SDPA=fused asks for memory linear in T. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

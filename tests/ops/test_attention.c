@@ -1,8 +1,9 @@
 /* ct_scaled_dot_product_attention: the fused path (kernels/attention.ct) gives the composed
  * path's output and gradients (q, k, v) on every device and floating dtype, at sizes where its
  * tiles change (T = 1, T not a multiple of a tile, Tq != Tk, D = 16 and 64), causal or not; a
- * fully masked row is 0, as in PyTorch; the CPU's float32 path across its blocks and in a graph; the fused path's memory grows linearly in T; bad arguments fail with
- * errors naming them. CTORCH_SDPA picks the path. */
+ * fully masked row is 0, as in PyTorch; the CPU's own fused path (float32 and float64) across
+ * its blocks and in a graph; the fused path's memory grows linearly in T; bad arguments fail
+ * with errors naming them. CTORCH_SDPA picks the path. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,26 +118,32 @@ static void fused_matches_composed_on_every_device(void **state)
     ct_clear_error();
 }
 
-/* The CPU's float32 fused attention (backend/cpu/cpu_attention.c) works in blocks of 128 query
- * and 128 key rows: T not a multiple of a block, T below one, exactly one, causal with Tq < Tk
- * and Tq > Tk, D 16 to 128. */
+/* The CPU's float32 and float64 fused attention (backend/cpu/cpu_attention.c) works in blocks of
+ * 128 query and 128 key rows: T not a multiple of a block, T below one, exactly one, causal with
+ * Tq < Tk and Tq > Tk, D 16 to 128. */
 static void cpu_blocks_match_composed(void **state)
 {
     (void)state;
     static const struct { int64_t tq, tk, d; } sizes[] = {
         {300, 300, 64}, {128, 128, 64}, {129, 260, 16}, {260, 129, 128}, {1, 300, 64}, {100, 100, 32},
     };
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-        for (int causal = 0; causal < 2; causal++) {
-            char what[160];
-            snprintf(what, sizeof what, "cpu float32 Tq=%lld Tk=%lld D=%lld%s", (long long)sizes[s].tq,
-                     (long long)sizes[s].tk, (long long)sizes[s].d, causal ? " causal" : "");
-            result fused = run("fused", CT_DEVICE_CPU, CT_F32, 2, sizes[s].tq, sizes[s].tk, sizes[s].d, causal);
-            result composed = run("math", CT_DEVICE_CPU, CT_F32, 2, sizes[s].tq, sizes[s].tk, sizes[s].d, causal);
-            compare(what, &fused, &composed, 2e-5);
-            free_result(&fused);
-            free_result(&composed);
-        }
+    ct_dtype dtypes[2] = {CT_F32, CT_F64};
+    double tolerances[2] = {2e-5, 1e-10};
+    for (int t = 0; t < 2; t++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int causal = 0; causal < 2; causal++) {
+                char what[160];
+                snprintf(what, sizeof what, "cpu %s Tq=%lld Tk=%lld D=%lld%s", ct_dtype_name(dtypes[t]),
+                         (long long)sizes[s].tq, (long long)sizes[s].tk, (long long)sizes[s].d,
+                         causal ? " causal" : "");
+                result fused = run("fused", CT_DEVICE_CPU, dtypes[t], 2, sizes[s].tq, sizes[s].tk,
+                                   sizes[s].d, causal);
+                result composed = run("math", CT_DEVICE_CPU, dtypes[t], 2, sizes[s].tq, sizes[s].tk,
+                                      sizes[s].d, causal);
+                compare(what, &fused, &composed, tolerances[t]);
+                free_result(&fused);
+                free_result(&composed);
+            }
 }
 
 /* A graph captured on the CPU records the backend's attention calls (forward and backward) and
