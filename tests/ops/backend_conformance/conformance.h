@@ -181,6 +181,10 @@ extern const int conf_rows_op_count;
 extern void (*conf_optimizer_set_per_parameter)(ct_optimizer *optimizer, bool per_parameter);
 
 /* The entry of a public call, or NULL. */
+/* ct_scaled_dot_product_attention without a mask or dropout, on the fused path however
+ * CTORCH_SDPA is set (table_nn.c): auto composes the 16-bit dtypes on the CPU. */
+ct_tensor *conf_attention_fused(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
+                                bool is_causal);
 const conf_op *conf_find_op(const char *name);
 int conf_op_total(void);
 const conf_op *conf_op_at(int i);

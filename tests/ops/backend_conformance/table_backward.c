@@ -509,7 +509,7 @@ static const conf_case attention_cases[] = {
 static ct_tensor *run_scaled_dot_product_attention_backward(ct_tensor *const *in, const conf_args *a)
 {
     ct_tensor *leaves[3] = {leaf(in[0]), leaf(in[1]), leaf(in[2])};
-    ct_tensor *out = ct_scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], NULL, 0.0, a->flag, 0.0);
+    ct_tensor *out = conf_attention_fused(leaves[0], leaves[1], leaves[2], a->flag);
     return gradients(out, in[3], leaves, 3);
 }
 

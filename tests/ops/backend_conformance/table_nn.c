@@ -14,6 +14,9 @@
  * float16 and bfloat16 (CONF_HALF) against float64: the pools and batch_norm compute in float
  * and round once (the default 2 units of the 16-bit format; batch_norm's statistics are float32
  * sums); conv2d's half_ulps is for when ct_matmul takes 16-bit dtypes (CONV2D_DTYPES). */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "conformance.h"
 
 /* ---- conv2d: input, weight, bias (count 2: no bias) ---- */
@@ -235,7 +238,8 @@ static ct_tensor *run_embedding(ct_tensor *const *in, const conf_args *a)
 #define CONV2D_DTYPES (CONF_FLOAT | CONF_HALF)
 
 /* ---- scaled_dot_product_attention: q, k, v, attn_mask (count 3: none); flag: is_causal.
- * Without a mask the fused kernels run (kernels/attention.ct), with one the composed ops. Sizes
+ * Without a mask the fused path runs (kernels/attention.ct; the CPU's own for float32 and
+ * float64), CTORCH_SDPA=fused even where auto would compose, with one the composed ops. Sizes
  * where the tiles change: T = 1, T not a multiple of a tile (16 rows on the CPU, a group on a
  * device), Tq != Tk, D = 16, 64 and 128. ---- */
 
@@ -261,10 +265,24 @@ static const conf_case attention_cases[] = {
      .in = {{SHAPE(2, 3, 9, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(2, 3, 11, 16)}, {SHAPE(3, 1, 11)}}},
     {0}};
 
+ct_tensor *conf_attention_fused(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
+                                bool is_causal)
+{
+    const char *set = getenv("CTORCH_SDPA");
+    char before[32] = "";
+    bool had = set != NULL;
+    if (had) snprintf(before, sizeof before, "%s", set);
+    setenv("CTORCH_SDPA", "fused", 1);
+    ct_tensor *out = ct_scaled_dot_product_attention(q, k, v, NULL, 0.0, is_causal, 0.0);
+    if (had) setenv("CTORCH_SDPA", before, 1);
+    else unsetenv("CTORCH_SDPA");
+    return out;
+}
+
 static ct_tensor *run_attention(ct_tensor *const *in, const conf_args *a)
 {
-    return ct_scaled_dot_product_attention(in[0], in[1], in[2], a->count > 3 ? in[3] : NULL, 0.0,
-                                           a->flag, 0.0);
+    if (a->count <= 3) return conf_attention_fused(in[0], in[1], in[2], a->flag);
+    return ct_scaled_dot_product_attention(in[0], in[1], in[2], in[3], 0.0, a->flag, 0.0);
 }
 
 const conf_op conf_nn_ops[] = {
