@@ -126,9 +126,9 @@ static bool listed(const char *name, const char *const *list)
 /* Kernels a device's DNN library or own code does the work of (oneDNN's convolutions and the
  * float32 and float64 pooling loops on the CPU): their C build is run by
  * tests/backend/test_cpu_engines_agree, with the CPU's engine set to OpenBLAS. The CPU also runs
- * float32 and float64 attention itself, over its BLAS (backend/cpu/cpu_attention.c), and 16-bit
- * attention composed, which is faster there: the attention kernels' C build runs in
- * tests/ops/test_attention, which asks for them (CTORCH_SDPA=fused). */
+ * float32 and float64 attention itself, over its BLAS (backend/cpu/cpu_attention.c): the
+ * attention kernels' C build runs for the 16-bit dtypes, which the tables ask for
+ * (CTORCH_SDPA=fused; auto composes them on the CPU, faster there). */
 static bool replaced_by_library(ct_device device, const char *kernel)
 {
     if (device.type != CT_CPU) return false;
@@ -136,7 +136,7 @@ static bool replaced_by_library(ct_device device, const char *kernel)
     const char *suffix = length > 4 ? kernel + length - 4 : "";
     bool wide = strcmp(suffix, "_f32") == 0 || strcmp(suffix, "_f64") == 0;
     if (ct_cpu_pool_own_loops() && wide && strstr(kernel, "_pool2d") != NULL) return true;
-    if (strncmp(kernel, "attention_", 10) == 0) return true;
+    if (strncmp(kernel, "attention_", 10) == 0 && wide) return true;
     if (!ct_cpu_conv_in_onednn()) return false;
     return strncmp(kernel, "im2col_", 7) == 0 || strncmp(kernel, "col2im_", 7) == 0 ||
            strncmp(kernel, "conv2d_bias_fill_", 17) == 0;
