@@ -34,24 +34,30 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
                                            "[B, T, %lld]; got %d dims, last %lld",
                                            (long long)a->embed, x->ndim,
                                            (long long)(x->ndim ? x->shape[x->ndim - 1] : 0)));
-    ct_scope_push();
-    ct_tensor *parts[3] = {NULL, NULL, NULL};
+    /* Inside the library no call records into a scope (only the outermost public call does):
+     * every intermediate is released here. */
+    ct_tensor *parts[3] = {NULL, NULL, NULL}, *heads[3] = {NULL, NULL, NULL};
     int count = 0;
     ct_tensor *qkv = ct_module_forward(a->c_attn, x);
     ct_tensor *out = NULL;
     if (qkv && ct_split(qkv, a->embed, 2, parts, 3, &count) == CT_OK && count == 3) {
-        ct_tensor *q = split_heads(parts[0], a), *k = split_heads(parts[1], a);
-        ct_tensor *v = split_heads(parts[2], a);
+        for (int i = 0; i < 3; i++) heads[i] = split_heads(parts[i], a);
         double p = self->training ? a->dropout : 0.0;
-        ct_tensor *y = q && k && v ? ct_scaled_dot_product_attention(q, k, v, NULL, p, true, 0.0) : NULL;
+        ct_tensor *y = heads[0] && heads[1] && heads[2]
+                           ? ct_scaled_dot_product_attention(heads[0], heads[1], heads[2], NULL, p, true, 0.0)
+                           : NULL;
         ct_tensor *joined = y ? ct_transpose(y, 1, 2) : NULL;
         int64_t shape[3] = {x->shape[0], x->shape[1], a->embed};
         ct_tensor *flat = joined ? ct_reshape(joined, shape, 3) : NULL;
         ct_tensor *projected = flat ? ct_module_forward(a->c_proj, flat) : NULL;
         out = projected ? ct_module_forward(a->resid_dropout, projected) : NULL;
-        if (out) ct_scope_keep(out);
+        ct_release(y);
+        ct_release(joined);
+        ct_release(flat);
+        ct_release(projected);
     }
-    ct_scope_pop();
+    for (int i = 0; i < 3; i++) ct_release(parts[i]), ct_release(heads[i]);
+    ct_release(qkv);
     return ct_api_return(out);
 }
 
