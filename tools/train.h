@@ -119,9 +119,11 @@ ct_status ct_train_graph_step(ct_train_graph *g, const ct_tensor *x, const ct_te
 ct_status ct_train_graph_recapture(ct_train_graph *g);
 /* Its static batch of inputs (the batch size a step takes). */
 const ct_tensor *ct_train_graph_batch(const ct_train_graph *g);
-/* Adds the sums of the steps since the last call to *loss and *correct (a host sync), and zeroes
- * them. */
-ct_status ct_train_graph_take_sums(ct_train_graph *g, double *loss, int64_t *correct);
+/* The sums of the steps since the last call, plus the eager steps' sums (the ragged last batch's;
+ * NULL: none) added in float32 as the eager loop adds them, into *loss and *correct (a host sync);
+ * zeroes them. */
+ct_status ct_train_graph_take_sums(ct_train_graph *g, const ct_tensor *eager_loss, const ct_tensor *eager_correct,
+                                   double *loss, int64_t *correct);
 
 /* ---- the loop ---- */
 #define CT_TRAIN_MAX_DEVICES 64 /* DataParallel's limit */

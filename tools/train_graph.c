@@ -160,14 +160,22 @@ ct_status ct_train_graph_recapture(ct_train_graph *g)
     return g->graph ? CT_OK : ct_train_fail_library("--graph: a new graph");
 }
 
-ct_status ct_train_graph_take_sums(ct_train_graph *g, double *loss, int64_t *correct)
+ct_status ct_train_graph_take_sums(ct_train_graph *g, const ct_tensor *eager_loss, const ct_tensor *eager_correct,
+                                   double *loss, int64_t *correct)
 {
     double sum = 0;
     int64_t count = 0;
-    if (ct_item(g->loss_sum, &sum) != CT_OK || ct_item_int64(g->correct_sum, &count) != CT_OK ||
-        ct_copy_(g->loss_sum, g->zero_loss) != CT_OK || ct_copy_(g->correct_sum, g->zero_correct) != CT_OK)
+    /* The ragged last batch's sums added in float32 on the device, as the eager loop adds every
+     * batch: the same epoch loss, bit for bit, as without --graph. */
+    ct_scope_push();
+    const ct_tensor *loss_sum = eager_loss ? ct_add(g->loss_sum, eager_loss) : g->loss_sum;
+    const ct_tensor *correct_sum = eager_correct ? ct_add(g->correct_sum, eager_correct) : g->correct_sum;
+    bool read = loss_sum && correct_sum && ct_item(loss_sum, &sum) == CT_OK &&
+                ct_item_int64(correct_sum, &count) == CT_OK;
+    ct_scope_pop();
+    if (!read || ct_copy_(g->loss_sum, g->zero_loss) != CT_OK || ct_copy_(g->correct_sum, g->zero_correct) != CT_OK)
         return ct_train_fail_library("--graph: reading the epoch's loss");
-    *loss += sum;
-    *correct += count;
+    *loss = sum;
+    *correct = count;
     return CT_OK;
 }

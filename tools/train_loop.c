@@ -192,10 +192,11 @@ static ct_status run_epoch(ct_module *model, const updater *u, ct_train_graph *g
     }
     double loss = 0;
     int64_t correct = 0;
-    if (status == CT_OK && loss_sum &&
-        (ct_item(loss_sum, &loss) != CT_OK || ct_item_int64(correct_sum, &correct) != CT_OK))
+    if (status == CT_OK && graph)
+        status = ct_train_graph_take_sums(graph, loss_sum, correct_sum, &loss, &correct);
+    else if (status == CT_OK && loss_sum &&
+             (ct_item(loss_sum, &loss) != CT_OK || ct_item_int64(correct_sum, &correct) != CT_OK))
         status = ct_train_fail_library("reading the epoch's loss");
-    if (status == CT_OK && graph) status = ct_train_graph_take_sums(graph, &loss, &correct);
     ct_scope_pop();
     if (status != CT_OK) return status;
     if (distributed) { /* the whole job's epoch: every rank's sums together */
