@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +101,45 @@ static bool parse_fraction(const char *text, double *out)
         return false;
     }
     *out = value;
+    return true;
+}
+
+/* Whether two paths name one file (a link or another spelling of it included). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return strcmp(a, b) == 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Options that cannot go together, refused while parsing (status 2, before any banner): --graph
+ * replays one captured step on one device, and autocast is per thread. */
+static bool conflicts_refused(const train_options *o, const ct_tool_job *job)
+{
+    const char *with = NULL, *why = NULL;
+    if (o->graph && ct_train_schedule_steps_per_batch(&o->config.schedule)) {
+        with = "--lr-schedule onecycle";
+        why = "a replay keeps the learning rate of its capture, and onecycle changes it every batch";
+    } else if (o->graph && o->config.amp == CT_F16) {
+        with = "--amp fp16";
+        why = "the gradient scaler decides on the host whether each step runs";
+    } else if (o->graph && o->data_parallel) {
+        with = "--data-parallel";
+        why = "a captured step runs on one device";
+    } else if (o->graph && job->distributed) {
+        with = "a launcher's several processes (DistributedDataParallel)";
+        why = "a captured step runs on one device, without collectives";
+    }
+    if (with) {
+        fprintf(stderr, "ctorch " COMMAND ": --graph cannot go with %s: %s; leave out one of them\n", with, why);
+        return false;
+    }
+    if (o->config.amp != CT_F32 && o->data_parallel) {
+        fprintf(stderr, "ctorch " COMMAND ": --amp %s cannot go with --data-parallel: autocast is per thread and "
+                "DataParallel's replicas run in threads of their own; train on one device, or with several "
+                "processes (mpirun)\n", ct_train_amp_name(o->config.amp));
+        return false;
+    }
     return true;
 }
 
@@ -201,6 +241,12 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         fprintf(stderr, "ctorch " COMMAND ": --save: %s\n", ct_last_error_message());
         return CT_EXIT_USAGE;
     }
+    if (o->save && o->data && same_file(o->save, o->data)) {
+        fprintf(stderr, "ctorch " COMMAND ": --save '%s' is the --data file '%s': the first checkpoint would "
+                "replace the data set; save elsewhere\n", o->save, o->data);
+        return CT_EXIT_USAGE;
+    }
+    if (!conflicts_refused(o, job)) return CT_EXIT_USAGE;
     if (o->data_parallel && job->distributed) {
         fprintf(stderr, "ctorch " COMMAND ": --data-parallel drives several devices from one process, but the "
                 "launcher started %d processes (DistributedDataParallel, a device each); give one or the other\n",
@@ -399,6 +445,15 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
     if (agreed == CT_ERR_TIMEOUT) return ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
     if (agreed != CT_OK) {
         if (job->rank == 0) fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        ct_train_state_free(&resumed);
+        ct_module_release(model);
+        ct_train_data_free(&data);
+        return CT_EXIT_USAGE;
+    }
+    /* Ranks that agree on the data and the options have the same share: all end here together. */
+    if (ct_train_check_batches(&config, ct_dataset_size(data.train), job->world_size) != CT_OK) {
+        if (job->rank == 0) fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
+        ct_train_state_free(&resumed);
         ct_module_release(model);
         ct_train_data_free(&data);
         return CT_EXIT_USAGE;

@@ -48,6 +48,10 @@ int ct_train_model_shapes(ct_train_model model, int64_t features, int64_t classe
 
 /* ---- data ---- */
 #define CT_TRAIN_TEST_FRACTION 0.2
+/* The most features and classes `ctorch train` reads from data and `ctorch eval` from a
+ * checkpoint's __metadata__: one bound for both, so that what train saves eval reads. */
+#define CT_TRAIN_MAX_FEATURES (1 << 20)
+#define CT_TRAIN_MAX_CLASSES (1 << 20)
 
 typedef struct ct_train_data {
     ct_dataset *train, *test;
@@ -241,6 +245,12 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
  * is not asked for too. */
 ct_status ct_train_check_distributed(const ct_train_config *config);
 
+/* CT_OK when an epoch of config over train_samples samples has a batch on every rank (world_size
+ * processes, 1 alone): DistributedSampler's share of each, in batches of config->batch_size, the
+ * last one left out with config->drop_last. Otherwise CT_ERR_INVALID_ARGUMENT naming the options:
+ * an epoch without a step would report a loss of 0 and keep the untrained model. */
+ct_status ct_train_check_batches(const ct_train_config *config, int64_t train_samples, int world_size);
+
 /* The fraction of ds classified right by model (in eval mode, without gradients) on device. */
 ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy);
 
@@ -252,6 +262,11 @@ ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, 
 /* The same state dict, not saved (NULL after recording the failure). */
 ct_state_dict *ct_train_checkpoint_state_dict(const ct_module *model, ct_train_model kind, int64_t features,
                                               int64_t classes, uint64_t split_seed);
+
+/* CT_OK when every model tensor of sd (not the optimizer's or the generators' entries) is of a
+ * floating-point dtype, which loading converts to the parameters' float32; an integer or bool
+ * tensor is refused (CT_ERR_IO, recorded, naming it): `ctorch eval` and `--resume` refuse it. */
+ct_status ct_train_checkpoint_check_dtypes(const ct_state_dict *sd, const char *path);
 
 /* ---- resumable checkpoints (tools/train_resume.c) ----
  * `ctorch train --save` writes the model's checkpoint as above, plus what continuing needs: the

@@ -14,8 +14,8 @@
 #define KEY_CLASSES "ctorch.train.classes"
 #define KEY_SPLIT_SEED "ctorch.train.split_seed"
 /* Bounds on the sizes a file may ask for, so that a bad file cannot make us allocate gigabytes. */
-#define MAX_FEATURES (1 << 20)
-#define MAX_CLASSES (1 << 20)
+#define MAX_FEATURES CT_TRAIN_MAX_FEATURES
+#define MAX_CLASSES CT_TRAIN_MAX_CLASSES
 
 ct_state_dict *ct_train_checkpoint_state_dict(const ct_module *model, ct_train_model kind, int64_t features,
                                               int64_t classes, uint64_t split_seed)
@@ -113,8 +113,10 @@ static ct_status check_shapes(const ct_state_dict *sd, const char *path, const c
     int count = ct_train_model_shapes(c->kind, c->features, c->classes, expected);
     if (count < 0) return CT_ERR_IO; /* recorded */
     char missing[256] = "", unexpected[256] = "", model[640];
-    snprintf(model, sizeof model, "%s does not fit the %s model of its __metadata__ (%lld features, %lld classes)",
-             path, ct_train_model_name(c->kind), (long long)c->features, (long long)c->classes);
+    snprintf(model, sizeof model, "%s does not fit the %s model %s (%lld features, %lld classes)", path,
+             ct_train_model_name(c->kind),
+             c->inferred ? "its tensors describe (it has no ctorch __metadata__)" : "of its __metadata__",
+             (long long)c->features, (long long)c->classes);
     for (int k = 0; k < count; k++)
         if (!ct_state_dict_contains(sd, expected[k].name)) list_name(missing, sizeof missing, expected[k].name);
     for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
@@ -136,6 +138,24 @@ static ct_status check_shapes(const ct_state_dict *sd, const char *path, const c
         format_shape(ct_tensor_shape(t), ndim, have, sizeof have);
         ct_release(t);
         if (!same) return ct_train_fail(CT_ERR_IO, "%s: its '%s' is %s, but the file's is %s", model, e->name, want, have);
+    }
+    return ct_train_checkpoint_check_dtypes(sd, path);
+}
+
+ct_status ct_train_checkpoint_check_dtypes(const ct_state_dict *sd, const char *path)
+{
+    for (int64_t i = 0; i < ct_state_dict_count(sd); i++) {
+        const char *name = ct_state_dict_name_at(sd, i);
+        if (!strncmp(name, CT_TRAIN_OPTIMIZER_PREFIX, strlen(CT_TRAIN_OPTIMIZER_PREFIX)) ||
+            !strcmp(name, CT_TRAIN_RNG_STATE_NAME))
+            continue;
+        ct_tensor *t = ct_state_dict_tensor_at(sd, i);
+        ct_dtype dtype = t ? ct_tensor_dtype(t) : CT_F32;
+        ct_release(t);
+        if (!ct_dtype_is_floating(dtype))
+            return ct_train_fail(CT_ERR_IO, "%s: its '%s' holds %s, and the model's parameters are float32: a "
+                                 "floating-point tensor is converted, an integer or bool one is refused (it is "
+                                 "not a trained weight)", path, name, ct_dtype_name(dtype));
     }
     return CT_OK;
 }

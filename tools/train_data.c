@@ -1,7 +1,31 @@
 /* The data of `ctorch train`: a CSV file (the shipped digits by default), split with a seed. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "train.h"
+
+static int compare_labels(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* How many distinct labels ds holds (-1 when they cannot be read back): what a message about a
+ * label far above the rest reports. */
+static int64_t distinct_labels(const ct_dataset *ds)
+{
+    ct_tensor *labels = ct_dataset_labels(ds);
+    int64_t n = labels ? ct_numel(labels) : 0, distinct = -1;
+    int64_t *values = malloc((size_t)(n > 0 ? n : 1) * sizeof *values);
+    if (labels && values && ct_tensor_to_array(labels, values, (size_t)n * sizeof *values) == CT_OK) {
+        qsort(values, (size_t)n, sizeof *values, compare_labels);
+        distinct = 0;
+        for (int64_t i = 0; i < n; i++) distinct += i == 0 || values[i] != values[i - 1];
+    }
+    free(values);
+    ct_release(labels);
+    return distinct;
+}
 
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out)
 {
@@ -15,6 +39,15 @@ ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_dat
     ct_dataset *all = ct_csv_dataset_load(path, &options);
     if (!all) return ct_train_fail_library("reading the data");
     int64_t classes = ct_dataset_num_classes(all);
+    if (classes > CT_TRAIN_MAX_CLASSES) {
+        int64_t distinct = distinct_labels(all);
+        ct_dataset_free(all);
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s: the largest label (the last column) is %lld, so the "
+                             "model would have %lld classes, more than the %d that train and eval take; %lld "
+                             "distinct label%s seen: number the classes from 0", path, (long long)classes - 1,
+                             (long long)classes, CT_TRAIN_MAX_CLASSES, (long long)distinct,
+                             distinct == 1 ? " was" : "s were");
+    }
     if (classes < 2) {
         ct_dataset_free(all);
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "%s: the labels (the last column) hold %lld "

@@ -5,6 +5,7 @@
  * splits them. With DistributedDataParallel it runs on the wrapper too, on this rank's share of
  * the epoch, and the epoch's sums are added up over the ranks (tools/train_distributed.c). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -350,6 +351,23 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
     return CT_OK;
 }
 
+ct_status ct_train_check_batches(const ct_train_config *config, int64_t train_samples, int world_size)
+{
+    if (world_size < 1) world_size = 1;
+    int64_t share = (train_samples + world_size - 1) / world_size; /* DistributedSampler pads */
+    int64_t batches = config->drop_last ? share / config->batch_size
+                                        : (share + config->batch_size - 1) / config->batch_size;
+    if (batches > 0) return CT_OK;
+    char per_rank[96] = "";
+    if (world_size > 1) snprintf(per_rank, sizeof per_rank, ", %lld per process of %d", (long long)share, world_size);
+    return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "an epoch would have no batch: the training set has %lld "
+                         "sample%s%s, fewer than --batch-size %lld%s; give a --batch-size of at most %lld%s",
+                         (long long)train_samples, train_samples == 1 ? "" : "s", per_rank,
+                         (long long)config->batch_size, config->drop_last ? " with --drop-last" : "",
+                         (long long)(share > 0 ? share : 1),
+                         config->drop_last && share > 0 ? ", or leave out --drop-last" : "");
+}
+
 ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_train_config *config,
                        const ct_train_observer *observer, ct_train_result *result)
 {
@@ -383,6 +401,9 @@ ct_status ct_train_run(ct_module *model, const ct_train_data *data, const ct_tra
         ct_status status = ct_train_graph_check(config);
         if (status != CT_OK) return status;
     }
+    ct_status batches = ct_train_check_batches(config, ct_dataset_size(data->train),
+                                               config->distributed ? ct_dist_world_size() : 1);
+    if (batches != CT_OK) return batches;
     if (ct_module_to(model, config->device) != CT_OK) return ct_train_fail_library("moving the model");
     ct_module *net = model; /* what trains: the model or a wrapper of it */
     if (count > 0) {

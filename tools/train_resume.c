@@ -226,6 +226,7 @@ ct_status ct_train_checkpoint_resume(const char *path, const ct_train_data *data
     }
     if (status == CT_OK && ct_train_checkpoint_drop_resume_state(sd) != CT_OK)
         status = ct_train_fail_library("--resume: reading the checkpoint");
+    if (status == CT_OK) status = ct_train_checkpoint_check_dtypes(sd, path);
     if (status == CT_OK && ct_module_load_state_dict(model, sd, true, NULL) != CT_OK) {
         char what[512];
         snprintf(what, sizeof what, "--resume %s does not fit the %s model", path, ct_train_model_name(config->model));

@@ -10,8 +10,11 @@
 
 static const char *const kind_names[] = {"none", "step", "cosine", "onecycle", "warmup"};
 
-/* The fields of text after the name, split at ':' into at most max (counted in *count). */
-static bool split_fields(const char *text, char fields[][64], int max, int *count)
+enum { FIELD_MAX = 64 };
+
+/* The fields of text after the name, split at ':' into at most max (counted in *count); NULL, or
+ * what is wrong with them. */
+static const char *split_fields(const char *text, char fields[][FIELD_MAX], int max, int *count)
 {
     *count = 0;
     const char *colon = strchr(text, ':');
@@ -19,11 +22,12 @@ static bool split_fields(const char *text, char fields[][64], int max, int *coun
         const char *start = colon + 1;
         colon = strchr(start, ':');
         size_t length = colon ? (size_t)(colon - start) : strlen(start);
-        if (*count == max || length >= 64) return false;
+        if (*count == max) return "has too many fields";
+        if (length >= FIELD_MAX) return "has a field of 64 characters or more (no number needs that many)";
         memcpy(fields[*count], start, length);
         fields[(*count)++][length] = '\0';
     }
-    return true;
+    return NULL;
 }
 
 static bool parse_number(const char *text, double *out)
@@ -60,9 +64,10 @@ bool ct_train_schedule_parse(const char *text, ct_train_schedule *out)
     for (int i = 0; i < (int)(sizeof kind_names / sizeof *kind_names); i++)
         if (strlen(kind_names[i]) == name_length && !strncmp(text, kind_names[i], name_length)) kind = i;
     if (kind < 0) return fail(text, "is not a schedule");
-    char fields[2][64];
+    char fields[2][FIELD_MAX];
     int count;
-    if (!split_fields(text, fields, 2, &count)) return fail(text, "has too many fields");
+    const char *wrong = split_fields(text, fields, 2, &count);
+    if (wrong) return fail(text, wrong);
     ct_train_schedule s = {.kind = (ct_train_schedule_kind)kind};
     switch (s.kind) {
     case CT_TRAIN_SCHEDULE_NONE:
