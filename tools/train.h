@@ -64,6 +64,10 @@ typedef struct ct_train_data {
  * it with the seed: CT_TRAIN_TEST_FRACTION of it for testing. */
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out);
 void ct_train_data_free(ct_train_data *data); /* NULL-safe; leaves the struct empty */
+/* FNV-1a over a dataset's features and labels (what ranks and --resume compare: another file, or
+ * the same number of other rows, trains another model); false when there is no memory to read
+ * them back. */
+bool ct_train_data_digest(const ct_dataset *ds, uint64_t *out);
 /* `--val-fraction`: moves ceil(fraction * N) of the N training samples into data->val, chosen
  * with ct_data_permutation from the seed (the same samples every run of that seed). 0 holds out
  * nothing; otherwise 0 < fraction < 1 and both parts must keep a sample (CT_ERR_INVALID_ARGUMENT
@@ -250,6 +254,8 @@ ct_status ct_train_check_distributed(const ct_train_config *config);
  * last one left out with config->drop_last. Otherwise CT_ERR_INVALID_ARGUMENT naming the options:
  * an epoch without a step would report a loss of 0 and keep the untrained model. */
 ct_status ct_train_check_batches(const ct_train_config *config, int64_t train_samples, int world_size);
+/* The batches (steps) of such an epoch on each rank. */
+int64_t ct_train_batches_per_epoch(const ct_train_config *config, int64_t train_samples, int world_size);
 
 /* The fraction of ds classified right by model (in eval mode, without gradients) on device. */
 ct_status ct_train_evaluate(ct_module *model, const ct_dataset *ds, ct_device device, double *accuracy);

@@ -44,31 +44,10 @@ ct_status ct_train_sum_over_ranks(double *values, int count)
     return status;
 }
 
-/* FNV-1a over a dataset's features and labels: ranks that read different data (another file, or
- * one that differs on another machine) would train different models without a word. false when
- * there is no memory to read them back. */
-static bool data_digest(const ct_dataset *ds, uint64_t *out)
-{
-    uint64_t h = 14695981039346656037ULL;
-    ct_tensor *parts[2] = {ct_dataset_features(ds), ct_dataset_labels(ds)};
-    bool read = true;
-    for (int p = 0; p < 2 && read; p++) {
-        size_t bytes = parts[p] ? (size_t)ct_numel(parts[p]) * ct_dtype_size(ct_tensor_dtype(parts[p])) : 0;
-        unsigned char *copy = malloc(bytes ? bytes : 1);
-        read = parts[p] && copy && ct_tensor_to_array(parts[p], copy, bytes) == CT_OK;
-        for (size_t i = 0; read && i < bytes; i++) h = (h ^ copy[i]) * 1099511628211ULL;
-        free(copy);
-    }
-    ct_release(parts[0]);
-    ct_release(parts[1]);
-    *out = h;
-    return read;
-}
-
 ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_train_data *data)
 {
     uint64_t digest;
-    bool digested = data_digest(data->train, &digest);
+    bool digested = ct_train_data_digest(data->train, &digest);
     enum { SETTINGS = 11, VALUE_MAX = 32 };
     char values[SETTINGS][VALUE_MAX];
     snprintf(values[0], VALUE_MAX, "%s", ct_train_model_name(config->model));

@@ -351,13 +351,18 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
     return CT_OK;
 }
 
-ct_status ct_train_check_batches(const ct_train_config *config, int64_t train_samples, int world_size)
+int64_t ct_train_batches_per_epoch(const ct_train_config *config, int64_t train_samples, int world_size)
 {
     if (world_size < 1) world_size = 1;
     int64_t share = (train_samples + world_size - 1) / world_size; /* DistributedSampler pads */
-    int64_t batches = config->drop_last ? share / config->batch_size
-                                        : (share + config->batch_size - 1) / config->batch_size;
-    if (batches > 0) return CT_OK;
+    return config->drop_last ? share / config->batch_size : (share + config->batch_size - 1) / config->batch_size;
+}
+
+ct_status ct_train_check_batches(const ct_train_config *config, int64_t train_samples, int world_size)
+{
+    if (world_size < 1) world_size = 1;
+    int64_t share = (train_samples + world_size - 1) / world_size;
+    if (ct_train_batches_per_epoch(config, train_samples, world_size) > 0) return CT_OK;
     char per_rank[96] = "";
     if (world_size > 1) snprintf(per_rank, sizeof per_rank, ", %lld per process of %d", (long long)share, world_size);
     return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "an epoch would have no batch: the training set has %lld "

@@ -20,7 +20,7 @@ typedef struct run_option {
     char value[96];
 } run_option;
 
-enum { RUN_OPTION_COUNT = 9 };
+enum { RUN_OPTION_COUNT = 10 };
 
 static void run_options(const ct_train_config *config, run_option out[RUN_OPTION_COUNT])
 {
@@ -43,6 +43,19 @@ static void run_options(const ct_train_config *config, run_option out[RUN_OPTION
     ct_train_format_number(config->val_fraction, out[n++].value, sizeof out->value);
     out[n] = (run_option){"ctorch.train.amp", "--amp", ""};
     snprintf(out[n++].value, sizeof out->value, "%s", ct_train_amp_name(config->amp));
+    out[n] = (run_option){"ctorch.train.drop_last", "--drop-last", ""};
+    snprintf(out[n++].value, sizeof out->value, "%s", config->drop_last ? "yes" : "no");
+}
+
+#define KEY_TRAIN_SAMPLES "ctorch.train.train_samples"
+#define KEY_DATA_CHECKSUM "ctorch.train.data_checksum"
+
+/* The training split's checksum as the file keeps it ("unknown" when it cannot be read back). */
+static void data_checksum(const ct_train_data *data, char *out, size_t size)
+{
+    uint64_t digest;
+    if (ct_train_data_digest(data->train, &digest)) snprintf(out, size, "%016" PRIx64, digest);
+    else snprintf(out, size, "unknown");
 }
 
 #define KEY_AMP_SCALE "ctorch.train.amp_scale"
@@ -90,8 +103,10 @@ ct_status ct_train_checkpoint_save_run(const ct_module *model, const ct_train_da
         status = ct_state_dict_set_metadata(sd, KEY_AMP_SCALE, scale);
         if (status == CT_OK) status = set_number(sd, KEY_AMP_GROWTH_TRACKER, (long long)state->amp_growth_tracker);
     }
-    if (status == CT_OK)
-        status = set_number(sd, "ctorch.train.train_samples", (long long)ct_dataset_size(data->train));
+    if (status == CT_OK) status = set_number(sd, KEY_TRAIN_SAMPLES, (long long)ct_dataset_size(data->train));
+    char checksum[32];
+    data_checksum(data, checksum, sizeof checksum);
+    if (status == CT_OK) status = ct_state_dict_set_metadata(sd, KEY_DATA_CHECKSUM, checksum);
     if (status == CT_OK && state->optimizer) status = add_optimizer_state(sd, state->optimizer);
     if (status == CT_OK && state->rng) status = ct_state_dict_add(sd, CT_TRAIN_RNG_STATE_NAME, state->rng);
     if (status != CT_OK)
@@ -147,16 +162,28 @@ static ct_status check_run(const char *path, const ct_state_dict *sd, const ct_t
     for (int i = 0; i < RUN_OPTION_COUNT; i++) {
         const char *saved = ct_state_dict_metadata(sd, options[i].key);
         if (!saved && !strcmp(options[i].key, "ctorch.train.amp")) saved = "none"; /* saved before --amp */
+        if (!saved && !strcmp(options[i].key, "ctorch.train.drop_last")) saved = "no"; /* before --drop-last */
         if (!saved || strcmp(saved, options[i].value))
             return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s was saved by a run with %s %s, and this "
                                  "run has %s %s: resume with the options of the run that saved it", path,
                                  options[i].option, saved ? saved : "(none)", options[i].option, options[i].value);
     }
-    if (!metadata_count(sd, "ctorch.train.train_samples", INT64_MAX, &samples) ||
-        samples != ct_dataset_size(data->train))
+    const char *saved_checksum = ct_state_dict_metadata(sd, KEY_DATA_CHECKSUM);
+    if (!metadata_count(sd, KEY_TRAIN_SAMPLES, INT64_MAX, &samples) || !saved_checksum)
+        return ct_train_fail(CT_ERR_IO, "--resume %s holds no '%s' (a count) or '%s' in its __metadata__: the "
+                             "data it trained on is unknown, so it cannot be resumed (it was saved by an older "
+                             "ctorch, or changed); it can be evaluated (ctorch eval)", path, KEY_TRAIN_SAMPLES,
+                             KEY_DATA_CHECKSUM);
+    if (samples != ct_dataset_size(data->train))
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s was saved by a run that trained on %lld "
                              "samples, and this run has %lld: resume with the same --data", path, samples,
                              (long long)ct_dataset_size(data->train));
+    char checksum[32];
+    data_checksum(data, checksum, sizeof checksum);
+    if (strcmp(saved_checksum, checksum))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s was saved by a run that trained on other "
+                             "data (checksum %s; this run's training split is %s), of the same number of "
+                             "samples: resume with the same --data", path, saved_checksum, checksum);
     if (*epoch >= config->epochs)
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s has finished %lld epoch%s already: --epochs "
                              "is the run's total, so give more than %lld", path, *epoch, *epoch == 1 ? "" : "s",
@@ -167,6 +194,17 @@ static ct_status check_run(const char *path, const ct_state_dict *sd, const ct_t
                              "epochs, and this run has --epochs %d: give --epochs %lld", path,
                              kind == CT_TRAIN_SCHEDULE_COSINE ? "cosine" : "onecycle", epochs, config->epochs,
                              epochs);
+    /* The schedule's count follows from the epochs done: found now, not after an epoch has trained. */
+    long long expected = 0;
+    if (kind == CT_TRAIN_SCHEDULE_ONECYCLE)
+        expected = *epoch * (long long)ct_train_batches_per_epoch(config, samples,
+                                                                  config->distributed ? ct_dist_world_size() : 1);
+    else if (kind != CT_TRAIN_SCHEDULE_NONE)
+        expected = *epoch;
+    if (steps != expected)
+        return ct_train_fail(CT_ERR_IO, "--resume %s: its '%s' is %lld, but after %lld epoch%s of its "
+                             "--lr-schedule it is %lld: the file was changed, or not saved by this run", path,
+                             KEY_SCHEDULE_STEPS, steps, *epoch, *epoch == 1 ? "" : "s", expected);
     return CT_OK;
 }
 
