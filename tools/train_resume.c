@@ -123,15 +123,15 @@ static bool is_resume_entry(const char *name)
            !strcmp(name, CT_TRAIN_RNG_STATE_NAME);
 }
 
+static bool matches_resume_entry(const char *name, void *context)
+{
+    (void)context;
+    return is_resume_entry(name);
+}
+
 ct_status ct_train_checkpoint_drop_resume_state(ct_state_dict *sd)
 {
-    for (int64_t i = ct_state_dict_count(sd) - 1; i >= 0; i--) {
-        const char *name = ct_state_dict_name_at(sd, i);
-        if (!is_resume_entry(name)) continue;
-        ct_status status = ct_state_dict_remove(sd, name);
-        if (status != CT_OK) return status;
-    }
-    return CT_OK;
+    return ct_state_dict_remove_matching(sd, matches_resume_entry, NULL);
 }
 
 /* The metadata number key of sd, from 0 to max. */

@@ -52,6 +52,10 @@ const char *ct_state_dict_name_at(const ct_state_dict *sd, int64_t index);
 ct_tensor *ct_state_dict_tensor_at(const ct_state_dict *sd, int64_t index);
 /* Removes name (releasing its tensor); the others keep their order. CT_ERR_INDEX when absent. */
 ct_status ct_state_dict_remove(ct_state_dict *sd, const char *name);
+/* Removes every name for which matches(name, context) is true (releasing their tensors); the
+ * others keep their order. Linear in the entries (removing many names one by one is not). */
+ct_status ct_state_dict_remove_matching(ct_state_dict *sd, bool (*matches)(const char *name, void *context),
+                                        void *context);
 
 /* PyTorch's DataParallel / DistributedDataParallel name their parameters "module.<name>".
  * strip_prefix renames every name that starts with prefix to the rest of it (others stay as they

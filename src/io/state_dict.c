@@ -261,6 +261,27 @@ ct_status ct_state_dict_remove(ct_state_dict *sd, const char *name)
     return index_rebuild(sd, sd->count);
 }
 
+ct_status ct_state_dict_remove_matching(ct_state_dict *sd, bool (*matches)(const char *name, void *context),
+                                        void *context)
+{
+    CHECK_SD("ct_state_dict_remove_matching", sd);
+    if (!matches) return ct_error(CT_ERR_NULL_ARGUMENT, "ct_state_dict_remove_matching: argument 'matches' is NULL");
+    /* One pass that keeps the rest in order, then one rebuild of the index: linear in the entries,
+     * where removing them one by one rebuilt the index each time. */
+    int64_t kept = 0;
+    for (int64_t at = 0; at < sd->count; at++) {
+        if (matches(sd->entries[at].name, context)) {
+            free(sd->entries[at].name);
+            drop(sd->entries[at].tensor);
+        } else {
+            sd->entries[kept++] = sd->entries[at];
+        }
+    }
+    if (kept == sd->count) return CT_OK;
+    sd->count = kept;
+    return index_rebuild(sd, sd->count);
+}
+
 /* ---- renaming: the `module.` prefix ---- */
 
 typedef struct renamed {

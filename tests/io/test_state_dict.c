@@ -120,6 +120,40 @@ static void removes_names_and_keeps_the_order_of_the_rest(void **state)
     ct_state_dict_free(sd);
 }
 
+static bool is_odd_layer(const char *name, void *context)
+{
+    (*(int *)context)++;
+    return atoi(name + strlen("layer")) % 2 == 1;
+}
+
+/* Many names removed in one pass, the rest in order and found. */
+static void removes_every_matching_name_at_once(void **state)
+{
+    (void)state;
+    ct_state_dict *sd = ct_state_dict_create();
+    char name[32];
+    enum { N = 40000 };
+    for (int k = 0; k < N; k++) {
+        snprintf(name, sizeof name, "layer%d", k);
+        ct_tensor *t = scalar(k);
+        assert_int_equal(ct_state_dict_add(sd, name, t), CT_OK);
+        ct_release(t);
+    }
+    int calls = 0;
+    assert_int_equal(ct_state_dict_remove_matching(sd, is_odd_layer, &calls), CT_OK);
+    assert_int_equal(calls, N);
+    assert_int_equal(ct_state_dict_count(sd), N / 2);
+    for (int k = 0; k < N / 2; k++) {
+        snprintf(name, sizeof name, "layer%d", 2 * k);
+        assert_string_equal(ct_state_dict_name_at(sd, k), name);
+        assert_int_equal(ct_state_dict_find(sd, name), k);
+    }
+    assert_false(ct_state_dict_contains(sd, "layer1"));
+    assert_int_equal(ct_state_dict_remove_matching(sd, NULL, NULL), CT_ERR_NULL_ARGUMENT);
+    assert_int_equal(ct_state_dict_remove_matching(NULL, is_odd_layer, &calls), CT_ERR_NULL_ARGUMENT);
+    ct_state_dict_free(sd);
+}
+
 static void bad_input_is_reported(void **state)
 {
     (void)state;
@@ -259,6 +293,7 @@ int main(void)
         cmocka_unit_test(holds_one_reference_per_tensor),
         cmocka_unit_test(works_with_scopes),
         cmocka_unit_test(removes_names_and_keeps_the_order_of_the_rest),
+        cmocka_unit_test(removes_every_matching_name_at_once),
         cmocka_unit_test(bad_input_is_reported),
         cmocka_unit_test(strips_and_adds_the_module_prefix),
         cmocka_unit_test(a_prefix_clash_renames_nothing),
