@@ -102,7 +102,9 @@ void ct_dist_abort(int exit_code);
  * job (MPI_Abort). CUDA tensors that go through NCCL: the
  * agreement before the transfer is under the limit (a rank that does not come is found there),
  * the transfer queued on the device is not. */
-/* seconds: finite, above 0 (else CT_ERR_INVALID_ARGUMENT). May be called before ct_dist_init. */
+/* seconds: above 0 and at most CT_DIST_TIMEOUT_MAX_SECONDS (else CT_ERR_INVALID_ARGUMENT; the same
+ * bound for CTORCH_DIST_TIMEOUT). May be called before ct_dist_init. */
+#define CT_DIST_TIMEOUT_MAX_SECONDS 1e9
 ct_status ct_dist_set_timeout(double seconds);
 /* The limit in seconds (before ct_dist_init: the one it would take). */
 double ct_dist_timeout(void);

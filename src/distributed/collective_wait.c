@@ -45,7 +45,15 @@ static double timeout_from_program;
 static ct_status bad_timeout(const char *where, const char *text)
 {
     return ct_error(CT_ERR_INVALID_ARGUMENT, "%s is '%s'; give the collectives' time limit in seconds, a "
-                    "number above 0 (the default is %g)", where, text, DEFAULT_TIMEOUT_SECONDS);
+                    "number above 0 and at most %g (about 31 years; the default is %g)", where, text,
+                    CT_DIST_TIMEOUT_MAX_SECONDS, DEFAULT_TIMEOUT_SECONDS);
+}
+
+/* Bounded here, where it is read: the deadlines and the watchdog's wait turn it into integer
+ * seconds, which a value near 1e19 overflows. */
+static bool good_timeout(double seconds)
+{
+    return isfinite(seconds) && seconds > 0 && seconds <= CT_DIST_TIMEOUT_MAX_SECONDS;
 }
 
 ct_status ct_dist_timeout_from_environment(double *seconds)
@@ -55,7 +63,7 @@ ct_status ct_dist_timeout_from_environment(double *seconds)
     if (timeout_from_program > 0 || !text) return CT_OK;
     char *end;
     double value = strtod(text, &end);
-    if (end == text || *end != '\0' || !isfinite(value) || value <= 0)
+    if (end == text || *end != '\0' || !good_timeout(value))
         return bad_timeout("CTORCH_DIST_TIMEOUT", text);
     *seconds = value;
     return CT_OK;
@@ -63,7 +71,7 @@ ct_status ct_dist_timeout_from_environment(double *seconds)
 
 ct_status ct_dist_set_timeout(double seconds)
 {
-    if (!isfinite(seconds) || seconds <= 0) {
+    if (!good_timeout(seconds)) {
         char text[64];
         snprintf(text, sizeof text, "%g", seconds);
         return bad_timeout("ct_dist_set_timeout: seconds", text);

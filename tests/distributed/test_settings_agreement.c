@@ -2,7 +2,8 @@
  * every one of them, an error naming each setting that differs and which rank has which value,
  * instead of waiting later in a collective another rank never calls; the group works afterwards.
  * Also the time limit's setting: a bad CTORCH_DIST_TIMEOUT makes ct_dist_init fail naming it, and
- * ct_dist_set_timeout takes only a number of seconds above 0. Run under mpirun with 2 ranks and 1. */
+ * ct_dist_set_timeout takes only a number of seconds above 0 and at most 1e9 (CTORCH_DIST_TIMEOUT
+ * too: 1e19 once overflowed into a hang). Run under mpirun with 2 ranks and 1. */
 #include <math.h>
 
 #include "dist_test.h"
@@ -15,11 +16,18 @@ static void a_bad_timeout_in_the_environment_is_named_and_init_fails(void **stat
     setenv("CTORCH_DIST_TIMEOUT", "ten", 1);
     assert_int_equal(ct_dist_init(), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "CTORCH_DIST_TIMEOUT is 'ten'; give the collectives' time limit in "
-                 "seconds, a number above 0 (the default is 600)");
+                 "seconds, a number above 0 and at most 1e+09 (about 31 years; the default is 600)");
     assert_false(ct_dist_is_initialized());
-    setenv("CTORCH_DIST_TIMEOUT", "-3", 1);
-    assert_int_equal(ct_dist_init(), CT_ERR_INVALID_ARGUMENT);
-    assert_error(CT_ERR_INVALID_ARGUMENT, "CTORCH_DIST_TIMEOUT is '-3'");
+    /* beyond the bound: once a float-to-integer overflow that hung every job */
+    const char *refused[] = {"-3", "0", "1e19", "9.3e18", "1000000001", "inf", "nan", "1e400"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        setenv("CTORCH_DIST_TIMEOUT", refused[i], 1);
+        assert_int_equal(ct_dist_init(), CT_ERR_INVALID_ARGUMENT);
+        char expected[64];
+        snprintf(expected, sizeof expected, "CTORCH_DIST_TIMEOUT is '%s'", refused[i]);
+        assert_error(CT_ERR_INVALID_ARGUMENT, expected);
+        assert_false(ct_dist_is_initialized());
+    }
     setenv("CTORCH_DIST_TIMEOUT", "42.5", 1);
     assert_true(ct_dist_timeout() == 42.5);
     assert_int_equal(ct_dist_init(), CT_OK);
@@ -39,6 +47,11 @@ static void the_program_sets_the_timeout_and_bad_values_are_refused(void **state
     assert_int_equal(ct_dist_set_timeout(NAN), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "seconds is 'nan'");
     assert_int_equal(ct_dist_set_timeout(INFINITY), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_dist_set_timeout(1e19), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "seconds is '1e+19'; give the collectives' time limit in seconds, a "
+                 "number above 0 and at most 1e+09");
+    assert_int_equal(ct_dist_set_timeout(1e9), CT_OK);
+    assert_int_equal(ct_dist_set_timeout(42.5), CT_OK);
     ct_clear_error();
     assert_true(ct_dist_timeout() == 42.5);
     assert_int_equal(ct_dist_set_timeout(120), CT_OK);
