@@ -441,7 +441,7 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
         return status;
     }
     /* Ranks started with different settings end together here, rank 0 naming what differs. */
-    ct_status agreed = job->distributed ? ct_train_agree_on_settings(&o->config, &data) : CT_OK;
+    ct_status agreed = job->distributed ? ct_train_agree_on_settings(&config, &data) : CT_OK;
     if (agreed == CT_ERR_TIMEOUT) return ct_tool_job_fail(COMMAND, job, CT_EXIT_FAILURE, ct_train_error_message());
     if (agreed != CT_OK) {
         if (job->rank == 0) fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());

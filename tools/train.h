@@ -241,7 +241,10 @@ ct_status ct_train_sampler_create(const ct_train_config *config, int64_t dataset
  * point). */
 ct_status ct_train_sum_over_ranks(double *values, int count);
 /* Every rank compares the settings that must be the same on all (the model, --epochs,
- * --batch-size, --seed, the optimizer, --lr, and the training data's size, shape and checksum):
+ * --batch-size, --seed, the optimizer, --lr, --amp, --lr-schedule, --clip-grad, --drop-last,
+ * --val-fraction, --graph, the training data's size, shape and checksum, and the state resumed
+ * from config->resume: its epoch, schedule count and the bytes of the optimizer's and the
+ * generators' state):
  * ranks started differently fail together, naming what differs, instead of one of them waiting
  * for ever in a collective the other never calls. A collective. */
 ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_train_data *data);

@@ -44,11 +44,40 @@ ct_status ct_train_sum_over_ranks(double *values, int count)
     return status;
 }
 
+/* FNV-1a of the resumed state: the epoch, the schedule's count, and every byte of the optimizer's
+ * state and of the generators' ("none" for a fresh run). */
+static void resume_digest(const ct_train_state *resume, char *out, size_t size)
+{
+    if (!resume) {
+        snprintf(out, size, "none");
+        return;
+    }
+    uint64_t h = 14695981039346656037ULL;
+    bool read = true;
+    int64_t count = resume->optimizer ? ct_state_dict_count(resume->optimizer) : 0;
+    for (int64_t i = -1; i < count && read; i++) {
+        ct_tensor *t = i < 0 ? ct_retain(resume->rng) : ct_state_dict_tensor_at(resume->optimizer, i);
+        const char *name = i < 0 ? "rng" : ct_state_dict_name_at(resume->optimizer, i);
+        for (const char *c = name; c && *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+        size_t bytes = t ? (size_t)ct_numel(t) * ct_dtype_size(ct_tensor_dtype(t)) : 0;
+        unsigned char *copy = malloc(bytes ? bytes : 1);
+        read = t && copy && ct_tensor_to_array(t, copy, bytes) == CT_OK;
+        for (size_t b = 0; read && b < bytes; b++) h = (h ^ copy[b]) * 1099511628211ULL;
+        free(copy);
+        ct_release(t);
+    }
+    if (read)
+        snprintf(out, size, "epoch %d, schedule step %lld, state %016" PRIx64, resume->epoch,
+                 (long long)resume->schedule_steps, h);
+    else
+        snprintf(out, size, "epoch %d, state unknown (out of memory)", resume->epoch);
+}
+
 ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_train_data *data)
 {
     uint64_t digest;
     bool digested = ct_train_data_digest(data->train, &digest);
-    enum { SETTINGS = 11, VALUE_MAX = 32 };
+    enum { SETTINGS = 17, VALUE_MAX = 96 };
     char values[SETTINGS][VALUE_MAX];
     snprintf(values[0], VALUE_MAX, "%s", ct_train_model_name(config->model));
     snprintf(values[1], VALUE_MAX, "%d", config->epochs);
@@ -63,9 +92,16 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
     if (digested) snprintf(values[9], VALUE_MAX, "%016" PRIx64, digest);
     else snprintf(values[9], VALUE_MAX, "unknown (out of memory)");
     snprintf(values[10], VALUE_MAX, "%s", ct_train_amp_name(config->amp));
+    ct_train_schedule_format(&config->schedule, values[11], VALUE_MAX);
+    ct_train_format_number(config->clip_grad, values[12], VALUE_MAX);
+    snprintf(values[13], VALUE_MAX, "%s", config->drop_last ? "yes" : "no");
+    ct_train_format_number(config->val_fraction, values[14], VALUE_MAX);
+    snprintf(values[15], VALUE_MAX, "%s", config->graph ? "yes" : "no");
+    resume_digest(config->resume, values[16], VALUE_MAX);
     /* The first three and the data's size fix how many collectives a rank calls; the seed fixes
-     * the split and each rank's share (different seeds: overlapping shares); the others would
-     * make the replicas differ. */
+     * the split and each rank's share (different seeds: overlapping shares); --drop-last the
+     * number of steps; the others would make the replicas differ, and the resumed state (a stale
+     * file on one rank) would train mismatched epochs. All before the first step. */
     const ct_dist_setting settings[SETTINGS] = {
         {"--model", values[0]},
         {"--epochs", values[1]},
@@ -78,6 +114,12 @@ ct_status ct_train_agree_on_settings(const ct_train_config *config, const ct_tra
         {"the number of classes (--data)", values[8]},
         {"the training split's checksum (--data, --seed)", values[9]},
         {"--amp", values[10]},
+        {"--lr-schedule", values[11]},
+        {"--clip-grad", values[12]},
+        {"--drop-last", values[13]},
+        {"--val-fraction", values[14]},
+        {"--graph", values[15]},
+        {"the resumed state (--resume)", values[16]},
     };
     if (ct_dist_agree_on_settings(settings, SETTINGS) == CT_OK) return CT_OK;
     return ct_train_fail(ct_last_error(), "%s", ct_last_error_message());

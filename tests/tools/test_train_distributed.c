@@ -289,6 +289,12 @@ static void a_bad_command_line_ends_every_rank_with_one_line(void **state)
     /* Rank 0 writes the checkpoint, so rank 0 checks the path as ct_save would. */
     assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 1 --save /nonexistent/m.safetensors", 2,
                      "--save: ct_save: '/nonexistent/m.safetensors': the folder '/nonexistent' does not exist");
+    /* --graph replays a step captured on one device, without collectives: refused while parsing. */
+    assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --graph --epochs 1", 2,
+                     "ctorch train: --graph cannot go with a launcher's several processes");
+    /* Each rank's share (719 samples) has no full batch: refused before training, rank 0 saying so. */
+    assert_job_fails("CTORCH_DIST_DEVICE=cpu", "train --epochs 1 --batch-size 1000 --drop-last", 2,
+                     "an epoch would have no batch: the training set has 1437 samples, 719 per process of 2");
     /* One rank's device is not there: that rank says so, and the job ends. */
     assert_job_fails("CTORCH_DIST_DEVICE=cpu,opencl:99", "train --epochs 1", 2, "rank 1 of 2: choosing the device");
 }
@@ -356,6 +362,42 @@ static void ranks_started_with_different_settings_fail_at_once_naming_them(void 
     assert_ranks_disagree(args, "the number of training samples (--data) differs between the ranks: rank 0 has "
                           "'1437', rank 1 has '480'");
     unlink(path);
+    /* Options that change the numbers, not the number of collectives: the replicas would diverge,
+     * and exit 0. --drop-last was found only mid-epoch, without naming it. */
+    assert_ranks_disagree("--lr-schedule step:1", "--lr-schedule differs between the ranks: rank 0 has 'none', "
+                          "rank 1 has 'step:1:0.1'");
+    assert_ranks_disagree("--clip-grad 1", "--clip-grad differs between the ranks: rank 0 has '0', rank 1 has '1'");
+    assert_ranks_disagree("--drop-last", "--drop-last differs between the ranks: rank 0 has 'no', rank 1 has 'yes'");
+    assert_ranks_disagree("--val-fraction 0.1", "--val-fraction differs between the ranks");
+}
+
+/* A stale --resume file on one rank (another epoch of the same run): every rank ends before the
+ * first step, naming the resumed state, where rank 0 once trained, printed and saved. */
+static void ranks_resuming_from_different_files_fail_at_once(void **state)
+{
+    (void)state;
+    char first[256], second[256], args[1024], rank1[512];
+    ct_test_fresh_checkpoint_path(first, sizeof first, "ctorch_ddp_resume_");
+    ct_test_fresh_checkpoint_path(second, sizeof second, "ctorch_ddp_resume_");
+    int status;
+    snprintf(args, sizeof args, "train --device cpu --epochs 1 --save %s", first);
+    free(run_alone(args, &status));
+    assert_int_equal(status, 0);
+    snprintf(args, sizeof args, "train --device cpu --epochs 2 --save %s", second);
+    free(run_alone(args, &status));
+    assert_int_equal(status, 0);
+    snprintf(args, sizeof args, "train --epochs 3 --resume %s", first);
+    snprintf(rank1, sizeof rank1, "--resume %s", second);
+    double seconds;
+    char *out = run_job_rank1_differs(args, rank1, &status, &seconds);
+    if (status != 2) fail_msg("status %d after %.1f s, want 2: %s", status, seconds, out);
+    if (count_occurrences(out, "the resumed state (--resume) differs between the ranks: rank 0 has 'epoch 1,") != 1)
+        fail_msg("the resumed state is not named once: %s", out);
+    assert_contains(out, "rank 1 has 'epoch 2,");
+    if (strstr(out, "epoch 2/")) fail_msg("the job trained: %s", out);
+    free(out);
+    unlink(first);
+    unlink(second);
 }
 
 /* Rank 1 alone was given a bad option: its own message reaches the user (rank 0 has none). */
@@ -424,6 +466,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_bad_command_line_ends_every_rank_with_one_line),
         cmocka_unit_test(a_rank_that_fails_while_working_ends_the_job),
         cmocka_unit_test(ranks_started_with_different_settings_fail_at_once_naming_them),
+        cmocka_unit_test(ranks_resuming_from_different_files_fail_at_once),
         cmocka_unit_test(a_bad_option_on_another_rank_than_0_is_reported_by_that_rank),
         cmocka_unit_test(a_stopped_rank_ends_the_job_after_the_time_limit),
         cmocka_unit_test(a_bad_collective_timeout_is_named),
