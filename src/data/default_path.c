@@ -1,7 +1,7 @@
 /* Finding the shipped digits data set: $CTORCH_DATA, then the install location relative to the
  * library (so that an installed tree, moved or not, uses its own data and never the source tree
  * it was built from), the source tree (a library in its build folder), and the absolute install
- * location.
+ * location. The source tree only for a library (or a program) that runs from its build folder.
  *
  * The build passes CTORCH_SOURCE_DATA_DIR, CTORCH_INSTALL_DATA_DIR (absolute) and
  * CTORCH_LIBDIR_TO_DATA_DIR / CTORCH_BINDIR_TO_DATA_DIR (relative: the library may be linked
@@ -51,6 +51,24 @@ static const char *from_environment(const char *value)
                          "neither a file nor a folder holding %s", value, DATA_FILE);
 }
 
+/* Whether the object holding this code (the library, or a program it is linked into) lies in the
+ * build folder it was built in: only then is the source tree its data's place. An installed tree
+ * whose data file was removed must say so, not read a source tree that may have changed or gone. */
+static bool runs_from_build_folder(void)
+{
+#ifdef CTORCH_BUILD_DIR
+    Dl_info info;
+    char object[PATH_MAX], build[PATH_MAX];
+    if (!dladdr((void *)ct_default_dataset_path, &info) || !info.dli_fname || !realpath(info.dli_fname, object) ||
+        !realpath(CTORCH_BUILD_DIR, build))
+        return false;
+    size_t length = strlen(build);
+    return strncmp(object, build, length) == 0 && object[length] == '/';
+#else
+    return false;
+#endif
+}
+
 /* <the folder of the object holding this code>/relative, when that holds the file. */
 static bool try_next_to_library(const char *relative)
 {
@@ -74,20 +92,24 @@ const char *ct_default_dataset_path(void)
 #ifdef CTORCH_BINDIR_TO_DATA_DIR
     if (try_next_to_library(CTORCH_BINDIR_TO_DATA_DIR)) return found;
 #endif
+    bool in_build = runs_from_build_folder();
 #ifdef CTORCH_SOURCE_DATA_DIR
-    if (try_folder(CTORCH_SOURCE_DATA_DIR)) return found;
+    if (in_build && try_folder(CTORCH_SOURCE_DATA_DIR)) return found;
 #endif
 #ifdef CTORCH_INSTALL_DATA_DIR
     if (try_folder(CTORCH_INSTALL_DATA_DIR)) return found;
 #endif
     return ct_error_null(CT_ERR_IO, "ct_default_dataset_path: %s is in none of: $CTORCH_DATA "
-                         "(not set), the source tree (%s), the install location (%s); set "
+                         "(not set), %s%s%s, the install location (%s); set "
                          "CTORCH_DATA to the file or to its folder", DATA_FILE,
+                         in_build ? "the source tree (" : "the installed tree's share/ctorch (an installed "
+                                                          "tree never reads the source tree",
 #ifdef CTORCH_SOURCE_DATA_DIR
-                         CTORCH_SOURCE_DATA_DIR,
+                         in_build ? CTORCH_SOURCE_DATA_DIR : "",
 #else
-                         "not known",
+                         in_build ? "not known" : "",
 #endif
+                         ")",
 #ifdef CTORCH_INSTALL_DATA_DIR
                          CTORCH_INSTALL_DATA_DIR
 #else

@@ -37,6 +37,14 @@ case "$data" in
 esac
 installed train --epochs 1 --device cpu >"$work/train.log" 2>&1 || { cat "$work/train.log" >&2; fail "installed train failed"; }
 grep -q "Test accuracy" "$work/train.log" || fail "installed train printed no accuracy"
+# Without its data file the installed tree says so: it never reads the build's source tree.
+mv "$prefix/share/ctorch/digits.csv.gz" "$work/digits.csv.gz"
+if installed train --epochs 1 --device cpu >"$work/nodata.log" 2>&1; then
+  fail "installed train without its data file trained on: $(cat "$work/nodata.log")"
+fi
+grep -q "digits.csv.gz is in none of" "$work/nodata.log" || fail "installed train without its data: $(cat "$work/nodata.log")"
+if grep -q "$source_dir" "$work/nodata.log"; then fail "the installed tree looked in the source tree: $(cat "$work/nodata.log")"; fi
+mv "$work/digits.csv.gz" "$prefix/share/ctorch/digits.csv.gz"
 
 # ---- find_package: the shared library asks for none of ctorch's private dependencies ----
 none=""
