@@ -1,4 +1,5 @@
 /* ctorch: the command. `ctorch info`, `ctorch bench`, `ctorch train`, `ctorch eval`. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* Past the file size limit (ulimit -f) a write fails with EFBIG, which ct_save reports (and
+     * removes its temporary file), instead of SIGXFSZ ending the command without a word. */
+    signal(SIGXFSZ, SIG_IGN);
     const char *command = argv[1];
     if (strcmp(command, "info") == 0) return ct_cmd_info(argc - 2, argv + 2);
     /* OpenMP's threads wait passively here as in every program that loads libctorch

@@ -1,6 +1,7 @@
 /* ct_save: a state dict into a safetensors file, atomically (temporary file, fsync, rename, fsync
  * of the folder), onto a target checked first (save_target.c). */
 #include <errno.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,6 +139,11 @@ typedef struct writer {
 static ct_status write_failed(const writer *w, int error)
 {
     char reason[128];
+    struct rlimit limit;
+    if (error == EFBIG && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        return ct_error(CT_ERR_IO, "ct_save: '%s': writing failed after %zu bytes: %s: the process's file size "
+                        "limit (ulimit -f, RLIMIT_FSIZE) is %llu bytes; the file was not changed", w->path,
+                        w->written, strerror_r(error, reason, sizeof reason), (unsigned long long)limit.rlim_cur);
     return ct_error(CT_ERR_IO, "ct_save: '%s': writing failed after %zu bytes: %s; the file was not "
                     "changed", w->path, w->written, strerror_r(error, reason, sizeof reason));
 }
@@ -220,6 +226,21 @@ static ct_status write_file(const char *path, const text *header, planned *const
         return status;
     }
     writer w = {fd, path, 0, ct_io_write_limit()};
+    /* A file the size limit cannot hold is refused before its first byte: writing past the limit
+     * raises SIGXFSZ, which ends a program that does not ignore it, leaving the temporary file. */
+    uint64_t size = 8 + header->length;
+    for (int64_t k = 0; k < count; k++) size += order[k]->bytes;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && size > limit.rlim_cur) {
+        close(fd);
+        unlink(temp);
+        free(temp);
+        ct_io_save_target_free(&target);
+        return ct_error(CT_ERR_IO, "ct_save: '%s': the file would be %llu bytes, and the process's file size "
+                        "limit (ulimit -f, RLIMIT_FSIZE) is %llu: %s; the file was not changed", path,
+                        (unsigned long long)size, (unsigned long long)limit.rlim_cur,
+                        strerror_r(EFBIG, reason, sizeof reason));
+    }
     unsigned char length[8];
     for (int b = 0; b < 8; b++) length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
     ct_status status = keep_mode(&target, fd, path);

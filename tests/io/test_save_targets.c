@@ -2,11 +2,13 @@
  * umask's mode, a replaced one keeps its mode; a symbolic link is followed (the link stays, the
  * file it leads to is replaced); a read-only file, a FIFO, a device and a link to nothing are
  * refused and left as they were. A name as long as the folder takes saves (its temporary name is
- * cut to fit), a longer one is refused; temporary files of killed saves are removed and reported.
+ * cut to fit), a longer one is refused; temporary files of killed saves are removed and reported;
+ * a file past the size limit (ulimit -f) is refused without SIGXFSZ.
  * ct_save_check_path says the same without writing. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -302,6 +304,45 @@ static void temporaries_of_killed_saves_are_removed(void **state)
     empty_folder();
 }
 
+/* A file larger than the process's file size limit (RLIMIT_FSIZE, `ulimit -f`): refused before
+ * its first byte with a message naming the limit, the old file intact, no temporary file; the
+ * program is not ended by SIGXFSZ (its default action), which it does not ignore here. */
+static void a_file_past_the_size_limit_is_refused_without_a_signal(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/limited.safetensors", folder);
+    ct_state_dict *sd = checkpoint(3.0);
+    assert_int_equal(ct_save(sd, path), CT_OK);
+    ct_state_dict_free(sd);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        signal(SIGXFSZ, SIG_DFL);
+        struct rlimit limit = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+        if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+        ct_state_dict *big = ct_state_dict_create();
+        ct_tensor *t = ct_full((int64_t[]){4096}, 1, 5.0, CT_F32, CT_DEVICE_CPU);
+        if (ct_state_dict_add(big, "w", t) != CT_OK) _exit(11);
+        ct_release(t);
+        if (ct_save(big, path) != CT_ERR_IO) _exit(12);
+        if (!strstr(ct_last_error_message(), "file size limit (ulimit -f, RLIMIT_FSIZE) is 4096")) _exit(13);
+        ct_state_dict_free(big);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (WIFSIGNALED(status)) fail_msg("the save was ended by signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_true(saved_value(path) == 3.0);
+    DIR *d = opendir(folder);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) entries += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(entries, 1); /* no temporary file beside it */
+    empty_folder();
+}
+
 static int make_folder(void **state)
 {
     (void)state;
@@ -324,6 +365,7 @@ int main(void)
         cmocka_unit_test(fifos_devices_and_folders_are_refused),
         cmocka_unit_test(names_as_long_as_the_folder_takes_save),
         cmocka_unit_test(temporaries_of_killed_saves_are_removed),
+        cmocka_unit_test(a_file_past_the_size_limit_is_refused_without_a_signal),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }
