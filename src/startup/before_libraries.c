@@ -18,7 +18,11 @@
  * run it even before libc's own, whose start then replaces the environment we set.)
  * tests/backend/test_openmp_threads_sleep.c checks the waiting in a program linked as users link,
  * tests/backend/test_openblas_kernels_chosen_by_extensions.c the kernels. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "startup/before_libraries.h"
 #include "startup/cpu_features.h"
@@ -26,8 +30,62 @@
 static int what_was_set;
 static const char *openblas_coretype_set;
 
+/* The address space left under the process's limits (ulimit -v: RLIMIT_AS; ulimit -d: RLIMIT_DATA,
+ * which private anonymous mappings count against), or SIZE_MAX without a limit. */
+static size_t address_space_left(void)
+{
+    size_t left = SIZE_MAX;
+    unsigned long long size = 0, resident, shared, text, library, data = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    bool read = f && fscanf(f, "%llu %llu %llu %llu %llu %llu", &size, &resident, &shared, &text, &library,
+                            &data) == 6;
+    if (f) fclose(f);
+    if (!read) size = data = 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const struct {
+        int resource;
+        unsigned long long used_pages;
+    } limits[2] = {{RLIMIT_AS, size}, {RLIMIT_DATA, data}};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit limit;
+        if (getrlimit(limits[i].resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) continue;
+        size_t used = (size_t)limits[i].used_pages * page;
+        size_t room = limit.rlim_cur > used ? (size_t)(limit.rlim_cur - used) : 0;
+        if (room < left) left = room;
+    }
+    return left;
+}
+
+/* Below this much address space left at start, the program keeps to few threads (below). */
+#define TIGHT_ADDRESS_SPACE ((size_t)4 << 30)
+
+static bool tight;
+
+/* Under a limit on the address space (ulimit -v, ulimit -d) that leaves less than
+ * TIGHT_ADDRESS_SPACE, the libraries' threads are what fails first, and they fail without a way
+ * back: OpenBLAS's pthreads build starts a thread per core in its constructor, each mapping its
+ * 128 MiB work buffer, and one whose mapping fails retries for ever, so the program hung at exit
+ * joining it (even `ctorch --version`); PoCL's pthread device aborts when it cannot start its
+ * threads. So there OpenBLAS starts no thread beside the caller's (whose buffer ctorch checks
+ * before each product: cpu_blas_workspace.c), and PoCL one. The user's OPENBLAS_NUM_THREADS,
+ * GOTO_NUM_THREADS and POCL_MAX_PTHREAD_COUNT stand. (libctorch also keeps the CPU's products off
+ * oneDNN there: cpu_engine_choice.c.) */
+static void keep_to_few_threads_under_a_tight_limit(void)
+{
+    tight = address_space_left() < TIGHT_ADDRESS_SPACE;
+    if (!tight) return;
+    if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("GOTO_NUM_THREADS") &&
+        setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0)
+        what_was_set |= CT_STARTUP_SET_OPENBLAS_NUM_THREADS;
+    if (!getenv("POCL_MAX_PTHREAD_COUNT") && setenv("POCL_MAX_PTHREAD_COUNT", "1", 0) == 0)
+        what_was_set |= CT_STARTUP_SET_POCL_MAX_PTHREAD_COUNT;
+}
+
+bool ct_startup_address_space_tight(void) { return tight; }
+
 __attribute__((constructor)) static void settle_environment_before_libraries(void)
 {
+    keep_to_few_threads_under_a_tight_limit();
     /* The user's choice stands: either variable means they chose how libgomp waits. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         setenv("OMP_WAIT_POLICY", "passive", 0) == 0)

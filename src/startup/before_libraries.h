@@ -3,12 +3,19 @@
 #ifndef CT_STARTUP_BEFORE_LIBRARIES_H
 #define CT_STARTUP_BEFORE_LIBRARIES_H
 
+#include <stdbool.h>
+
 #define CT_STARTUP_SET_OMP_WAIT_POLICY 1         /* OMP_WAIT_POLICY=passive */
 #define CT_STARTUP_SET_OPENBLAS_THREAD_TIMEOUT 2 /* OPENBLAS_THREAD_TIMEOUT=4 */
 #define CT_STARTUP_SET_OPENBLAS_CORETYPE 4       /* OPENBLAS_CORETYPE, from the CPU's extensions */
+#define CT_STARTUP_SET_OPENBLAS_NUM_THREADS 8    /* 1, under a tight limit on the address space */
+#define CT_STARTUP_SET_POCL_MAX_PTHREAD_COUNT 16  /* 1, under a tight limit on the address space */
 
 /* A mask of the CT_STARTUP_SET_* variables it set; 0 where the user had set them all. */
 int ct_startup_environment_set(void);
+/* Whether the process started under a limit on its address space (ulimit -v, -d) that left less
+ * than 4 GiB: its libraries then keep to few threads, and the CPU's products to OpenBLAS. */
+bool ct_startup_address_space_tight(void);
 /* The OPENBLAS_CORETYPE it set ("SkylakeX"), or NULL where it set none. */
 const char *ct_startup_openblas_coretype(void);
 

@@ -34,9 +34,47 @@ static void a_save_past_the_file_size_limit_fails_with_a_message(void **state)
     rmdir(folder);
 }
 
+/* Every command under limits of 150 to 250 MB: it ends (no hang, no abort), with status 0 or with
+ * status 1 and an out-of-memory message. */
+static void every_command_ends_under_a_tight_address_space_limit(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* AddressSanitizer's shadow memory takes terabytes of address space */
+#endif
+    char checkpoint[] = "/tmp/ctorch_limits_XXXXXX.safetensors", command[1024];
+    int fd = mkstemps(checkpoint, 12);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(command, sizeof command, "'%s' train --device cpu --epochs 1 --save '%s' 2>&1", CTORCH_TOOL_PATH,
+             checkpoint);
+    int status;
+    free(ct_test_run_command(command, &status));
+    assert_int_equal(status, 0);
+    const int limits_kb[] = {150000, 200000, 250000};
+    char eval[512];
+    snprintf(eval, sizeof eval, "eval --device cpu --checkpoint %s", checkpoint);
+    const char *commands[] = {"--version", "info", "train --device cpu --epochs 1",
+                              "train --device cpu --model cnn --epochs 1", "train --epochs 1", eval};
+    for (size_t l = 0; l < sizeof limits_kb / sizeof *limits_kb; l++) {
+        for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+            snprintf(command, sizeof command, "timeout 60 sh -c 'ulimit -v %d && exec \"$0\" %s' '%s' 2>&1",
+                     limits_kb[l], commands[c], CTORCH_TOOL_PATH);
+            char *out = ct_test_run_command(command, &status);
+            bool ended = status == 0 || (status == 1 && strstr(out, "out of memory"));
+            if (!ended)
+                fail_msg("ctorch %s under ulimit -v %d: status %d (124: hung; 134: aborted), want 0, or 1 with an "
+                         "out-of-memory message: %s", commands[c], limits_kb[l], status, out);
+            free(out);
+        }
+    }
+    unlink(checkpoint);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_command_ends_under_a_tight_address_space_limit),
         cmocka_unit_test(a_save_past_the_file_size_limit_fails_with_a_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

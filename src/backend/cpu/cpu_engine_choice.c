@@ -24,12 +24,21 @@
  *
  * CTORCH_CPU_ENGINE=openblas puts everything back on OpenBLAS, im2col and the dialect's pooling
  * kernels (a comparison, or a machine where oneDNN misbehaves); =onednn sends every float32
- * product to oneDNN. */
+ * product to oneDNN.
+ *
+ * Under a tight limit on the address space (ulimit -v, ulimit -d: less than 4 GiB left at start,
+ * ct_startup_address_space_tight), unless CTORCH_CPU_ENGINE says
+ * otherwise, products and convolutions run on OpenBLAS (and im2col): oneDNN's threads allocate as
+ * they run a primitive and throw when that fails, and an exception thrown in an OpenMP thread ends
+ * the process (abort, status 134), where OpenBLAS's one buffer is checked before each product
+ * (cpu_blas_workspace.c) and everything else goes through ctorch's allocator, which answers with
+ * an out-of-memory error. Pooling keeps its own loops. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_engine_choice.h"
 #include "core/core_internal.h"
+#include "startup/before_libraries.h"
 
 /* Measured on 2 cores of a Xeon (AVX-512 + VNNI, family 6 model 85, OpenBLAS on its SkylakeX
  * kernels), quiet, GFLOP/s of oneDNN's matmul primitive / OpenBLAS's sgemm, m x n x k:
@@ -63,6 +72,15 @@ static choice user_choice(void)
     return (choice)(read - 1);
 }
 
+/* The choice for products and convolutions: the user's, else OpenBLAS under a limit on the
+ * address space, else auto. */
+static choice product_choice(void)
+{
+    choice c = user_choice();
+    if (c != CHOICE_AUTO) return c;
+    return ct_startup_address_space_tight() ? CHOICE_OPENBLAS : CHOICE_AUTO;
+}
+
 void ct_cpu_engine_set_for_testing(const char *name)
 {
     read = name == NULL ? 0 : strcmp(name, "openblas") == 0 ? CHOICE_OPENBLAS + 1
@@ -73,7 +91,7 @@ void ct_cpu_engine_set_for_testing(const char *name)
 ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)
 {
 #ifdef CTORCH_HAVE_ONEDNN
-    choice c = user_choice();
+    choice c = product_choice();
     if (c == CHOICE_OPENBLAS || g->dtype == CT_F64 || g->k == 0) return CT_CPU_ENGINE_OPENBLAS;
     if (g->dtype != CT_F32) return ct_onednn_gemm_takes(g->dtype) ? CT_CPU_ENGINE_ONEDNN : CT_CPU_ENGINE_OPENBLAS;
     int64_t work = (int64_t)g->m * g->n * g->k;
@@ -89,7 +107,7 @@ ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)
 bool ct_cpu_onednn_multiplies(ct_dtype dtype)
 {
 #ifdef CTORCH_HAVE_ONEDNN
-    return user_choice() != CHOICE_OPENBLAS && ct_onednn_gemm_takes(dtype);
+    return product_choice() != CHOICE_OPENBLAS && ct_onednn_gemm_takes(dtype);
 #else
     (void)dtype;
     return false;
@@ -99,7 +117,7 @@ bool ct_cpu_onednn_multiplies(ct_dtype dtype)
 bool ct_cpu_conv_in_onednn(void)
 {
 #ifdef CTORCH_HAVE_ONEDNN
-    return user_choice() != CHOICE_OPENBLAS;
+    return product_choice() != CHOICE_OPENBLAS;
 #else
     return false;
 #endif
