@@ -14,7 +14,12 @@
  * after the work queued there before it, and computes the same bits as running the ops would.
  *
  * Tensors: a capture reads and writes the memory its tensors had at capture time, and a replay
- * reads and writes that memory again. Inputs are tensors made before the capture and refilled
+ * reads and writes that memory again. The graph keeps a reference to every tensor made before the
+ * capture whose memory the captured work reads or writes (static inputs, parameters, gradients,
+ * optimizer state) until ct_graph_free, so releasing one after the capture never lets another
+ * tensor take its memory under a replay; and a replay after one of them has moved (ct_module_to)
+ * is refused with CT_ERR_CAPTURE naming it, instead of updating the memory it left: capture again
+ * after moving. Inputs are tensors made before the capture and refilled
  * (ct_copy_) before each replay; outputs (a loss, the parameters, their gradients) are tensors that
  * each replay overwrites. Shapes are fixed by construction: a batch of another size needs another
  * graph, or runs without one. Host values an op computes at capture time are replayed as they were

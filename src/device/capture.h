@@ -25,6 +25,10 @@ struct ct_capture {
     /* Ends the capture at once, for what cannot join it (called by ct_capture_refuse, with the
      * message it recorded); the graph layer's. */
     void (*abandon)(ct_capture *capture, ct_status status, const char *message);
+    /* Keeps a tensor (a struct ct_tensor) made before the capture whose memory captured work reads
+     * or writes, so that it outlives the graph's replays (the graph layer's; the tensor layer calls
+     * it as work takes a tensor's memory). NULL: nothing is kept. */
+    void (*hold)(ct_capture *capture, void *tensor);
 };
 
 /* Makes capture the device's active one: CT_ERR_CAPTURE when the device has one already. */

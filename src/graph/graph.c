@@ -2,6 +2,9 @@
  * (device/capture.h) and refuses what cannot join; the backend layer records launches where the
  * backend has no capture of its own (backend/launch_record.h), and the allocator gives the capture
  * a private pool (alloc/graph_pool.h). This file ties them together. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +15,7 @@
 #include "ctorch/graph.h"
 #include "device/capture.h"
 #include "device/device_internal.h"
+#include "tensor/tensor_internal.h"
 
 typedef enum { GRAPH_EMPTY, GRAPH_CAPTURING, GRAPH_READY, GRAPH_ABANDONED } graph_state;
 
@@ -27,7 +31,76 @@ struct ct_graph {
     void *native;          /* the backend's executable graph, where it captures itself */
     ct_status abandoned_status;
     char abandoned_message[600];
+    /* The tensors from before the capture that its work reads or writes, kept (a reference each)
+     * with the storage each had: a replay refuses when one has moved (ct_module_to). An open
+     * addressing set over held[0..held_count), slot_count a power of two (or 0). */
+    struct held_tensor {
+        ct_tensor *tensor;
+        ct_storage *storage;
+    } *held;
+    size_t held_count, held_capacity, *slots, slot_count;
+    bool hold_failed;
 };
+
+static size_t pointer_slot(const void *p, size_t slot_count)
+{
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 17;
+    x *= UINT64_C(0xed5ad4bb);
+    x ^= x >> 11;
+    return (size_t)x & (slot_count - 1);
+}
+
+/* The set's slots: indices + 1 into held, 0 for empty. */
+static bool grow_held(ct_graph *graph)
+{
+    size_t capacity = graph->held_capacity ? 2 * graph->held_capacity : 32;
+    struct held_tensor *held = realloc(graph->held, capacity * sizeof *held);
+    if (!held) return false;
+    graph->held = held;
+    graph->held_capacity = capacity;
+    size_t slot_count = 2 * capacity, *slots = calloc(slot_count, sizeof *slots);
+    if (!slots) return false;
+    free(graph->slots);
+    graph->slots = slots;
+    graph->slot_count = slot_count;
+    for (size_t i = 0; i < graph->held_count; i++) {
+        size_t s = pointer_slot(held[i].tensor, slot_count);
+        while (slots[s]) s = (s + 1) & (slot_count - 1);
+        slots[s] = i + 1;
+    }
+    return true;
+}
+
+static void hold(ct_capture *capture, void *tensor)
+{
+    ct_graph *graph = (ct_graph *)capture;
+    ct_tensor *t = tensor;
+    if (graph->slot_count) {
+        size_t s = pointer_slot(t, graph->slot_count);
+        for (; graph->slots[s]; s = (s + 1) & (graph->slot_count - 1))
+            if (graph->held[graph->slots[s] - 1].tensor == t) return;
+    }
+    if (graph->held_count == graph->held_capacity && !grow_held(graph)) {
+        graph->hold_failed = true;
+        return;
+    }
+    atomic_fetch_add(&t->refcount, 1); /* released by ct_graph_free */
+    graph->held[graph->held_count] = (struct held_tensor){t, t->storage};
+    size_t s = pointer_slot(t, graph->slot_count);
+    while (graph->slots[s]) s = (s + 1) & (graph->slot_count - 1);
+    graph->slots[s] = ++graph->held_count;
+}
+
+static void release_held(ct_graph *graph)
+{
+    for (size_t i = 0; i < graph->held_count; i++) ct_release(graph->held[i].tensor);
+    free(graph->held);
+    free(graph->slots);
+    graph->held = NULL;
+    graph->slots = NULL;
+    graph->held_count = graph->held_capacity = graph->slot_count = 0;
+}
 
 ct_graph *ct_graph_new(void)
 {
@@ -95,7 +168,8 @@ ct_status ct_graph_begin(ct_graph *graph, ct_device device, ct_stream *stream)
     ct_empty_cache(device);
     if ((status = choose_stream(graph, stream)) != CT_OK) goto failed;
     graph->capture = (ct_capture){.device = device, .stream_id = ct_stream_id(graph->stream),
-                                  .stream = ct_stream_handle(graph->stream), .abandon = abandon};
+                                  .stream = ct_stream_handle(graph->stream), .abandon = abandon,
+                                  .hold = hold};
     if (!graph->backend->capture_begin && !(graph->capture.record = ct_launch_record_new())) goto failed_status;
     if ((status = ct_capture_install(&graph->capture)) != CT_OK) goto failed;
     graph->pool = ct_graph_pool_begin(device, graph->capture.stream_id, graph->capture.stream);
@@ -143,6 +217,13 @@ ct_status ct_graph_end(ct_graph *graph)
         snprintf(graph->abandoned_message, sizeof graph->abandoned_message, "%s", ct_last_error_message());
         return status;
     }
+    if (graph->hold_failed) {
+        graph->state = GRAPH_ABANDONED;
+        graph->abandoned_status = CT_ERR_OUT_OF_MEMORY;
+        snprintf(graph->abandoned_message, sizeof graph->abandoned_message, "no host memory to keep the "
+                 "tensors the captured work reads and writes");
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_graph_end: %s", graph->abandoned_message);
+    }
     graph->state = GRAPH_READY;
     return CT_OK;
 }
@@ -159,6 +240,22 @@ ct_status ct_graph_replay(ct_graph *graph)
     if (ct_capture_joined(graph->device))
         return ct_error(CT_ERR_CAPTURE, "ct_graph_replay: the current stream is capturing another "
                         "graph; replaying a graph inside a capture is not supported");
+    for (size_t i = 0; i < graph->held_count; i++) {
+        const struct held_tensor *h = &graph->held[i];
+        if (h->tensor->storage == h->storage) continue;
+        char shape[128] = "[", device[CT_DEVICE_STRING_MAX];
+        for (int d = 0; d < h->tensor->ndim; d++) {
+            size_t used = strlen(shape);
+            snprintf(shape + used, sizeof shape - used, d ? ", %lld" : "%lld", (long long)h->tensor->shape[d]);
+        }
+        size_t used = strlen(shape);
+        snprintf(shape + used, sizeof shape - used, "]");
+        return ct_error(CT_ERR_CAPTURE, "ct_graph_replay: a tensor the graph reads or writes (%s %s) has moved "
+                        "since the capture (to %s: ct_module_to, or its data was replaced); a replay would "
+                        "update the memory it left; capture a new graph after moving", shape,
+                        ct_dtype_name(h->tensor->dtype), ct_device_format(h->tensor->storage->device, device,
+                                                                          sizeof device));
+    }
     void *stream = ct_current_stream_handle(graph->device);
     if (graph->native) {
         ct_backend_count_graph_launch(graph->device);
@@ -176,6 +273,7 @@ void ct_graph_free(ct_graph *graph)
     if (graph->state != GRAPH_EMPTY && !ct_capture_of(graph->device))
         graph->backend->synchronize(graph->device.index); /* its replays are done with the pool */
     ct_graph_pool_release(graph->pool);
+    release_held(graph); /* none is the pool's: each goes back to the stream it came from */
     if (graph->native) graph->backend->graph_destroy(graph->device.index, graph->native);
     ct_launch_record_free(graph->capture.record);
     ct_stream_destroy(graph->own_stream);

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/graph_pool.h"
+#include "device/capture.h"
 #include "tensor/autograd_node.h"
 #include "tensor/tensor_internal.h"
 
@@ -129,7 +131,13 @@ ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *sha
 void *ct_tensor_handle(const ct_tensor *t)
 {
     if (atomic_load_explicit(&t->storage->pending_event, memory_order_acquire)) ct_storage_wait_ready(t->storage);
-    return t->storage->block ? t->storage->block->handle : NULL;
+    ct_block *block = t->storage->block;
+    if (!block) return NULL;
+    /* Captured work takes this memory: a graph keeps tensors from before its capture (its pool
+     * keeps those it made), so that a replay never reads or writes memory they no longer own. */
+    ct_capture *capture = ct_capture_joined(t->storage->device);
+    if (capture && capture->hold && !(block->stream_id & CT_GRAPH_POOL_BIT)) capture->hold(capture, (ct_tensor *)t);
+    return block->handle;
 }
 
 ct_tensor *ct_retain(ct_tensor *t)

@@ -159,7 +159,9 @@ static void tensors_freed_during_a_capture_stay_the_graphs(void **state)
         assert_ptr_not_equal(ct_tensor_handle(after), handle);
         ct_release(after);
         ct_release(read);
-        ct_graph_free(graph); /* the pool goes back to the cache: the memory serves others again */
+        /* The pool goes back to the cache, and the graph lets go of `before` (it kept it, as
+         * captured work reads it): the memory serves others again. */
+        ct_graph_free(graph);
         after = ct_empty(shape, 1, CT_F32, device);
         assert_ptr_equal(ct_tensor_handle(after), handle);
         ct_release(after);
