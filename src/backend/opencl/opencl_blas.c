@@ -126,7 +126,8 @@ ct_status ct_opencl_gemm(int index, void *stream, const ct_gemm_args *g)
                             routine_name(g->dtype, batched && per_call > 1),
                             g->m, g->n, g->k, g->batch, clblast_status_name(status), (int)status);
     }
-    static atomic_bool first_gemm_waited; /* CLBlast's kernels compile on paths of their own */
-    ct_opencl_guard_exit(queue, &first_gemm_waited);
+    /* CLBlast's kernels compile on paths of their own: each dtype's first product on a device */
+    static atomic_bool first_gemm_waited[CT_OPENCL_MAX_DEVICES][CT_DTYPE_COUNT];
+    ct_opencl_guard_exit(queue, &first_gemm_waited[index][g->dtype]);
     return CT_OK;
 }

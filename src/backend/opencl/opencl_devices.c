@@ -203,11 +203,18 @@ static bool create_contexts(char *reason, size_t reason_size)
 
 /* At exit, lets every queue finish. PoCL compiles a kernel's work-group function in a driver
  * thread while the launch is queued; a process that exits meanwhile has LLVM's statics
- * destroyed under that thread, which crashes. Exit handlers run in reverse order of
- * registration and LLVM creates those statics lazily, during its first compile, so this handler
- * is registered after a first compile has been waited for (see ct_opencl_guard_exit). */
+ * destroyed under that thread, which crashes (status 139, or glibc's abort on a corrupted heap).
+ * Exit handlers run in reverse order of registration and LLVM creates those statics lazily,
+ * during a compile: not only the first, since another kernel may take LLVM down paths the first
+ * did not. So the first launch of each kernel (and CLBlast's first product) on each device is
+ * waited for, and the handler registered again after it (ct_opencl_guard_exit): the last
+ * registration runs first, before the statics of every compile so far are destroyed; the runs
+ * of earlier registrations then find the work done and return. */
+static atomic_bool queues_finished_at_exit;
+
 static void finish_queues_at_exit(void)
 {
+    if (atomic_exchange(&queues_finished_at_exit, true)) return;
     for (int i = 0; i < ct_opencl_device_count; i++) ct_opencl_synchronize(i);
 }
 

@@ -66,8 +66,9 @@ ct_status ct_opencl_launch(int index, void *stream, int kernel, void *const buff
     }
     pthread_mutex_unlock(&device->lock);
     if (result != CT_OK) return result;
-    static atomic_bool first_launch_waited;
-    if (status == CL_SUCCESS) ct_opencl_guard_exit(ct_opencl_queue(index, stream), &first_launch_waited);
+    /* each kernel's first launch on a device: its compile, waited for before exit can come */
+    static atomic_bool first_launch_waited[CT_OPENCL_MAX_DEVICES][CT_KERNEL_COUNT];
+    if (status == CL_SUCCESS) ct_opencl_guard_exit(ct_opencl_queue(index, stream), &first_launch_waited[index][kernel]);
     if (status != CL_SUCCESS) {
         char call[200];
         snprintf(call, sizeof call, "%s for kernel '%s'", what, ct_kernel_name((ct_kernel_id)kernel));

@@ -51,7 +51,9 @@ void ct_opencl_stream_destroy(int index, void *stream)
         device->stream_capacity = 0;
     }
     pthread_mutex_unlock(&device->streams_lock);
-    /* Work still queued keeps running: the queue is freed once it is done. */
+    /* Work still queued finishes first: unlisted, the queue is no longer one the exit handler
+     * waits for (opencl_devices.c), and a compile still running in it at exit crashes. */
+    clFinish((cl_command_queue)stream);
     clReleaseCommandQueue((cl_command_queue)stream);
 }
 
