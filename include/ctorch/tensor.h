@@ -78,6 +78,11 @@ const int64_t *ct_tensor_strides(const ct_tensor *t); /* in elements */
 int64_t ct_tensor_offset(const ct_tensor *t);         /* in elements, into the storage */
 int64_t ct_numel(const ct_tensor *t);
 bool ct_is_contiguous(const ct_tensor *t);
+/* torch.Tensor.data_ptr(): the address of a CPU tensor's first element (its offset included),
+ * once any queued copy into it has finished; its other elements lie at the strides from there.
+ * Borrowed: valid while the tensor's storage lives. NULL with CT_ERR_DEVICE for a tensor on an
+ * accelerator, and NULL without an error for one of no bytes. */
+void *ct_data_ptr(const ct_tensor *t);
 /* Do two tensors share storage (one is a view of the other)? */
 bool ct_tensor_shares_storage(const ct_tensor *a, const ct_tensor *b);
 
