@@ -189,7 +189,8 @@ ct_data_loader_options ct_data_loader_options_default(void);
  * options NULL means the defaults. */
 ct_data_loader *ct_data_loader_create(const ct_dataset *ds, const ct_data_loader_options *options);
 /* Waits for copies in flight, then frees everything. NULL-safe. */
-void ct_data_loader_destroy(ct_data_loader *loader);
+void ct_data_loader_free(ct_data_loader *loader);
+void ct_data_loader_destroy(ct_data_loader *loader); /* the same as ct_data_loader_free (an older name) */
 /* Batches per epoch: ceil(N / batch_size), or floor with drop_last, where N is the dataset's size
  * or, with a sampler, its num_samples. -1 for NULL. */
 int64_t ct_data_loader_num_batches(const ct_data_loader *loader);

@@ -38,30 +38,30 @@ typedef ct_tensor *(*ct_module_forward_fn)(ct_module *self, const ct_tensor *inp
  * forward may be NULL for a container that is not called (ModuleList); data is the module's own
  * (ct_module_data), freed with free_data (may be NULL) when the module is. */
 ct_module *ct_module_create(const char *kind, ct_module_forward_fn forward, void *data,
-                            void (*free_data)(void *data));
-ct_module *ct_module_retain(ct_module *m);
+                            void (*free_data)(void *data)); /* a new reference */
+ct_module *ct_module_retain(ct_module *m); /* another reference to m (m itself) */
 /* Drops one reference; the last one releases the parameters, buffers and children. NULL-safe. */
 void ct_module_release(ct_module *m);
-void ct_module_free(ct_module *m);
+void ct_module_free(ct_module *m); /* the same call as ct_module_release */
 int ct_module_refcount(const ct_module *m);
-const char *ct_module_kind(const ct_module *m);
-void *ct_module_data(const ct_module *m);
+const char *ct_module_kind(const ct_module *m); /* borrowed: valid while m lives */
+void *ct_module_data(const ct_module *m);       /* borrowed: the module's own */
 
 /* Names are non-empty, without '.', and unique within a module across parameters, buffers and
  * children. A parameter must be a floating leaf; it is made to require grad. A buffer may be
  * any tensor. The module takes a reference. */
-ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor *parameter);
-ct_status ct_module_register_buffer(ct_module *m, const char *name, ct_tensor *buffer);
-ct_status ct_module_register_module(ct_module *m, const char *name, ct_module *child);
+ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor *parameter); /* retains parameter */
+ct_status ct_module_register_buffer(ct_module *m, const char *name, ct_tensor *buffer);          /* retains buffer */
+ct_status ct_module_register_module(ct_module *m, const char *name, ct_module *child);           /* retains child */
 
 /* Lookups by name; a dotted path reaches into children ("encoder.fc.weight"). NULL with
  * CT_ERR_INDEX when there is no such name. Tensors are new references; the child is borrowed. */
-ct_tensor *ct_module_parameter(const ct_module *m, const char *name);
-ct_tensor *ct_module_buffer(const ct_module *m, const char *name);
-ct_module *ct_module_child(const ct_module *m, const char *name);
+ct_tensor *ct_module_parameter(const ct_module *m, const char *name); /* a new reference */
+ct_tensor *ct_module_buffer(const ct_module *m, const char *name);    /* a new reference */
+ct_module *ct_module_child(const ct_module *m, const char *name);     /* borrowed: valid while m holds it */
 /* Direct children in registration order (borrowed); NULL with CT_ERR_INDEX out of range. */
 int ct_module_child_count(const ct_module *m);
-ct_module *ct_module_child_at(const ct_module *m, int index);
+ct_module *ct_module_child_at(const ct_module *m, int index); /* borrowed */
 
 /* Runs the module's forward: one input (borrowed), one output (a new reference). For a module
  * made by ct_module_create_many this is forward_many with one input and one output. */

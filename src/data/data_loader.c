@@ -408,3 +408,5 @@ void ct_data_loader_destroy(ct_data_loader *loader)
     destroy(loader);
     ct_api_return(NULL);
 }
+
+void ct_data_loader_free(ct_data_loader *loader) { ct_data_loader_destroy(loader); }

@@ -4,7 +4,7 @@
 void *ct_data_ptr(const ct_tensor *t)
 {
     char device[CT_DEVICE_STRING_MAX];
-    if (!t) return ct_null_argument("ct_data_ptr", "t");
+    if (ct_tensor_unusable("ct_data_ptr", "t", t)) return NULL;
     if (t->storage->device.type != CT_CPU)
         return ct_error_null(CT_ERR_DEVICE, "ct_data_ptr: the tensor is on %s, whose memory the host cannot "
                              "address; move it with ct_to(t, CT_DEVICE_CPU) first",
