@@ -64,9 +64,6 @@
 #include <mpi.h>
 #include <omp.h>
 
-/* The address of a CPU tensor's storage (src/tensor/tensor_internal.h): gradients that share one
- * are views of one bucket. */
-void *ct_tensor_handle(const ct_tensor *t);
 
 static void sleep_seconds(double seconds)
 {
@@ -257,17 +254,17 @@ static int bucket_sized_tensors(replica *ddp, const ct_ddp_stats *stats, ct_tens
     int64_t numels[2 * CT_DDP_BENCH_MAX_LAYERS];
     int count = 0;
     int64_t total = 0;
-    void *current = NULL;
+    ct_tensor *previous = NULL; /* gradients that share a storage are views of one bucket */
     for (int64_t i = params->count - 1; i >= 0; i--) {
         ct_tensor *grad = ct_grad(params->tensors[i]);
         if (!grad) die("a parameter without a gradient");
-        void *handle = ct_tensor_handle(grad);
-        if (count == 0 || handle != current) numels[count++] = 0;
-        current = handle;
+        if (count == 0 || !ct_tensor_shares_storage(grad, previous)) numels[count++] = 0;
         numels[count - 1] += ct_numel(grad);
         total += ct_numel(grad);
-        ct_release(grad);
+        ct_release(previous);
+        previous = grad;
     }
+    ct_release(previous);
     ct_named_tensors_free(params);
     *per_bucket = count == stats->bucket_count && total * (int64_t)sizeof(float) == stats->gradient_bytes;
     if (!*per_bucket) {

@@ -15,9 +15,6 @@
 #ifdef CTORCH_HAVE_MPI
 #include <mpi.h>
 
-/* The address of a CPU tensor's storage (src/tensor/tensor_internal.h; ctorch has no public
- * data pointer yet): the baseline must reduce the very bytes ctorch does. */
-void *ct_tensor_handle(const ct_tensor *t);
 
 typedef struct all_reduce_case {
     ct_tensor *t;
@@ -85,7 +82,7 @@ static void bench_case(const char *name, int64_t n, ct_device device, int repeat
         /* the other ranks go on: end the job rather than leave them waiting */
         ct_dist_abort(1);
     }
-    c.data = (float *)ct_tensor_handle(host) + ct_tensor_offset(host);
+    c.data = (float *)ct_data_ptr(host);
     double t_ctorch, t_mpi;
     measure(&c, repeats, &t_ctorch, &t_mpi);
     ct_bench_result r = {.unit = "GB/s"};

@@ -16,9 +16,6 @@
 
 #include "bench.h"
 
-/* The address of a CPU tensor's storage (src/tensor/tensor_internal.h; ctorch has no public
- * data pointer): the baseline loops run over ctorch's own memory. */
-void *ct_tensor_handle(const ct_tensor *t);
 
 #define M16 (16L * 1024 * 1024)
 #define M256 (256L * 1024 * 1024)
@@ -232,15 +229,15 @@ static bool setup(op_run *r, const op_case *c, ct_device device)
         return r->copy_src && r->copy_dst;
     }
     (void)n;
-    r->ra = (float *)ct_tensor_handle(r->a) + ct_tensor_offset(r->a);
-    if (r->b) r->rb = (float *)ct_tensor_handle(r->b) + ct_tensor_offset(r->b);
-    if (r->target) r->rtarget = (const int64_t *)ct_tensor_handle(r->target) + ct_tensor_offset(r->target);
+    r->ra = (float *)ct_data_ptr(r->a);
+    if (r->b) r->rb = (float *)ct_data_ptr(r->b);
+    if (r->target) r->rtarget = (const int64_t *)ct_data_ptr(r->target);
     /* One call of the op: its output's block, back in the cache when released, is the one the
      * op's later calls take (the pools are last in, first out) and where the loop writes, the
      * block free between calls. The call also warms the cache, as the loop's first touch. */
     ct_tensor *out = run_op(r);
     if (!out) return false;
-    r->rout = (float *)ct_tensor_handle(out) + ct_tensor_offset(out);
+    r->rout = (float *)ct_data_ptr(out);
     ct_release(out);
     return true;
 }

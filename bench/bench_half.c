@@ -19,7 +19,6 @@
 
 #include "bench.h"
 
-void *ct_tensor_handle(const ct_tensor *t); /* src/tensor/tensor_internal.h, as bench_elementwise.c */
 
 typedef void (*half_gemm_fn)(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a,
                              enum CBLAS_TRANSPOSE trans_b, blasint m, blasint n, blasint k, float alpha,
@@ -55,8 +54,8 @@ static bool setup_matmul(matmul_case *hc, ct_dtype dtype, ct_device device)
     if (ok && device.type == CT_CPU) {
         size_t bytes = (size_t)c->n * (size_t)c->n * sizeof(float);
         hc->half_gemm = (half_gemm_fn)dlsym(RTLD_DEFAULT, dtype == CT_BF16 ? "cblas_sbgemm" : "cblas_shgemm");
-        hc->ha = (const uint16_t *)ct_tensor_handle(c->a) + ct_tensor_offset(c->a);
-        hc->hb = (const uint16_t *)ct_tensor_handle(c->b) + ct_tensor_offset(c->b);
+        hc->ha = (const uint16_t *)ct_data_ptr(c->a);
+        hc->hb = (const uint16_t *)ct_data_ptr(c->b);
         c->rc = aligned_alloc(4096, bytes);
         if (!hc->half_gemm) {
             c->ra = aligned_alloc(4096, bytes);
@@ -198,8 +197,8 @@ static void bench_convert(const char *filter, ct_bench_report report, void *cont
             ct_release(c.in);
             continue;
         }
-        c.rin = (const char *)ct_tensor_handle(c.in) + ct_tensor_offset(c.in) * (int64_t)ct_dtype_size(c.from);
-        c.rout = (char *)ct_tensor_handle(out) + ct_tensor_offset(out) * (int64_t)ct_dtype_size(c.to);
+        c.rin = (const char *)ct_data_ptr(c.in);
+        c.rout = (char *)ct_data_ptr(out);
         ct_release(out);
         double bytes = (double)M16 * (double)(ct_dtype_size(c.from) + ct_dtype_size(c.to));
         ct_bench_compare_synced(&r, run_ctorch_convert, cpu ? run_loop_convert : NULL, &c, device, 3,

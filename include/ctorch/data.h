@@ -1,7 +1,8 @@
-/* ctorch data: a CSV dataset, a seeded train/test split, and a batch loader that hands out
- * batches on the training device.
+/* ctorch data: datasets (of tensors, of callbacks, of a CSV file), a seeded train/test split, and
+ * a batch loader that hands out batches on the training device.
  *
- * A dataset is features (float32 [N, F]) and labels (int64 [N]) in host memory. A loader walks
+ * A dataset is N samples of one or more tensors each, in host memory or made on demand by
+ * callbacks; a CSV dataset is features (float32 [N, F]) and labels (int64 [N]). A loader walks
  * it in batches, in order or shuffled per epoch (like PyTorch's DataLoader with a seeded
  * RandomSampler / DistributedSampler.set_epoch). On an accelerator it gathers each batch into
  * pinned staging memory and starts the next batch's host-to-device copy before it returns the
@@ -51,20 +52,72 @@ ct_dataset *ct_csv_dataset_load(const char *path, const ct_csv_options *options)
  * the CPU. The dataset keeps its own references (contiguous copies when they are views). */
 ct_dataset *ct_dataset_from_tensors(const ct_tensor *features, const ct_tensor *labels);
 
-void ct_dataset_free(ct_dataset *ds); /* NULL-safe */
+/* ---- datasets of any tensors (torch.utils.data.TensorDataset and Dataset) ----
+ * A sample is up to CT_DATASET_MAX_TENSORS tensors (features, targets, masks, ...), each of any
+ * dtype and shape; a loader stacks the k-th tensors of batch_size samples into a batch tensor
+ * [B, <sample shape>] (PyTorch's default collate). */
+#define CT_DATASET_MAX_TENSORS 8
+
+/* The dtype and shape of one tensor of a sample: ndim 0 is a scalar (batched as [B]). */
+typedef struct ct_sample_spec {
+    ct_dtype dtype;
+    int ndim;
+    int64_t shape[CT_MAX_DIMS - 1];
+} ct_sample_spec;
+
+/* TensorDataset(*tensors): count (1..CT_DATASET_MAX_TENSORS) CPU tensors sharing their first
+ * dimension N; sample i is (tensors[0][i], tensors[1][i], ...). Any dtype and shape: images
+ * float32 [N, C, H, W] with float regression targets [N, 1], int64 token sequences [N, T] with
+ * [N, T] targets, ... The dataset keeps its own references (contiguous copies of views); the
+ * caller keeps its own. ct_dataset_num_classes is the largest label + 1 when tensors[1] is int64
+ * [N] with no negative value, else 0. */
+ct_dataset *ct_tensor_dataset(ct_tensor *const *tensors, int count);
+
+/* A dataset defined by code (a torch.utils.data.Dataset subclass): len() gives N, called once
+ * when the dataset is made; get_item(user, i, buffers) writes sample i (0 <= i < N), tensor k
+ * into buffers[k], which has room for one sample of samples[k] (contiguous, row-major), and
+ * returns CT_OK (any other status stops the loader, which reports it with the index). */
+typedef struct ct_dataset_callbacks {
+    int64_t (*len)(void *user);
+    ct_status (*get_item)(void *user, int64_t index, void *const *buffers);
+    void (*free_user)(void *user); /* may be NULL: frees user with the dataset */
+} ct_dataset_callbacks;
+/* count (1..CT_DATASET_MAX_TENSORS) tensors per sample, described by samples[0..count). The
+ * dataset takes over user: free_user(user) runs when the dataset is freed, and also when this
+ * call fails. get_item is called on the thread that calls ct_data_loader_next. */
+ct_dataset *ct_dataset_from_callbacks(const ct_dataset_callbacks *callbacks, void *user,
+                                      const ct_sample_spec *samples, int count);
+
+/* The number of tensors per sample, and the dtype and shape of tensor k of a sample; -1 / an
+ * error for NULL or k out of range. */
+int ct_dataset_num_tensors(const ct_dataset *ds);
+ct_status ct_dataset_sample_spec(const ct_dataset *ds, int k, ct_sample_spec *spec);
+/* Sample `index`: out[k] (k < count, count = ct_dataset_num_tensors) receives a new CPU tensor of
+ * tensor k's sample shape (recorded in the current scope like any returned tensor). */
+ct_status ct_dataset_get(const ct_dataset *ds, int64_t index, ct_tensor **out, int count);
+
+/* Frees the caller's dataset; loaders made from it keep what they need (a dataset is
+ * refcounted inside). NULL-safe. */
+void ct_dataset_free(ct_dataset *ds);
 int64_t ct_dataset_size(const ct_dataset *ds);         /* N; -1 for NULL */
-int64_t ct_dataset_num_features(const ct_dataset *ds); /* F; -1 for NULL */
+/* F: the elements of one sample of the first tensor; -1 for NULL. */
+int64_t ct_dataset_num_features(const ct_dataset *ds);
 /* Largest label + 1 (0 when empty). The parts of a split keep the whole dataset's count, so a
  * test part that lacks some class still reports every class. */
 int64_t ct_dataset_num_classes(const ct_dataset *ds);
-/* The dataset's CPU tensors (new references): features float32 [N, F], labels int64 [N]. */
+/* The dataset's first and second CPU tensors (new references), features float32 [N, F] and
+ * labels int64 [N] for a CSV dataset; NULL with an error for a dataset defined by callbacks or
+ * without a second tensor. ct_dataset_tensor gives tensor k. */
+ct_tensor *ct_dataset_tensor(const ct_dataset *ds, int k);
 ct_tensor *ct_dataset_features(const ct_dataset *ds);
 ct_tensor *ct_dataset_labels(const ct_dataset *ds);
 
 /* Shuffles the samples with ct_data_permutation(N, seed), then puts the first
  * ceil(test_fraction * N) of them into *test and the rest into *train (as scikit-learn's
  * train_test_split does, except that the product's rounding error is not rounded up: 0.1 of 30
- * is 3). 0 < test_fraction < 1, and both parts must have a sample. */
+ * is 3). 0 < test_fraction < 1, and both parts must have a sample. The parts of a tensor dataset
+ * are copies; the parts of a callback dataset are views of it (torch.utils.data.Subset) that call
+ * its get_item with the original indices. */
 ct_status ct_dataset_split(const ct_dataset *ds, double test_fraction, uint64_t seed,
                            ct_dataset **train, ct_dataset **test);
 
@@ -132,11 +185,12 @@ typedef struct ct_data_loader_options {
  * defaults). */
 ct_data_loader_options ct_data_loader_options_default(void);
 
-/* The loader keeps its own references to the dataset's tensors (the dataset may be freed).
+/* The loader keeps its own reference to the dataset (the caller may free its own).
  * options NULL means the defaults. */
 ct_data_loader *ct_data_loader_create(const ct_dataset *ds, const ct_data_loader_options *options);
 /* Waits for copies in flight, then frees everything. NULL-safe. */
-void ct_data_loader_destroy(ct_data_loader *loader);
+void ct_data_loader_free(ct_data_loader *loader);
+void ct_data_loader_destroy(ct_data_loader *loader); /* the same as ct_data_loader_free (an older name) */
 /* Batches per epoch: ceil(N / batch_size), or floor with drop_last, where N is the dataset's size
  * or, with a sampler, its num_samples. -1 for NULL. */
 int64_t ct_data_loader_num_batches(const ct_data_loader *loader);
@@ -146,7 +200,14 @@ int64_t ct_data_loader_num_batches(const ct_data_loader *loader);
  * first ct_data_loader_next without it starts epoch 0. */
 ct_status ct_data_loader_start_epoch(ct_data_loader *loader, int64_t epoch);
 
-/* The next batch of the epoch: CT_OK with *x (float32 [B, F]) and *y (int64 [B]) on the loader's
+/* The next batch of the epoch, for a dataset of any tensors: CT_OK with out[k] (k < count, count
+ * = ct_dataset_num_tensors) the k-th tensors of the batch's samples stacked ([B, <sample shape>],
+ * the sample's dtype) on the loader's device, new references recorded in the current scope. At the
+ * end of the epoch: CT_END_OF_DATA with every out[k] NULL; otherwise as ct_data_loader_next. */
+ct_status ct_data_loader_next_batch(ct_data_loader *loader, ct_tensor **out, int count);
+
+/* The shortcut for datasets of two tensors (x and y; CT_ERR_INVALID_ARGUMENT for others): the
+ * next batch of the epoch: CT_OK with *x (float32 [B, F] for a CSV dataset) and *y (int64 [B]) on the loader's
  * device, new references (recorded in the current scope like any returned tensor). At the end of
  * the epoch: CT_END_OF_DATA with *x and *y NULL (not an error; nothing is recorded), until the
  * next ct_data_loader_start_epoch. On an accelerator, the batch is ready for work queued on the

@@ -38,33 +38,71 @@ typedef ct_tensor *(*ct_module_forward_fn)(ct_module *self, const ct_tensor *inp
  * forward may be NULL for a container that is not called (ModuleList); data is the module's own
  * (ct_module_data), freed with free_data (may be NULL) when the module is. */
 ct_module *ct_module_create(const char *kind, ct_module_forward_fn forward, void *data,
-                            void (*free_data)(void *data));
-ct_module *ct_module_retain(ct_module *m);
+                            void (*free_data)(void *data)); /* a new reference */
+ct_module *ct_module_retain(ct_module *m); /* another reference to m (m itself) */
 /* Drops one reference; the last one releases the parameters, buffers and children. NULL-safe. */
 void ct_module_release(ct_module *m);
-void ct_module_free(ct_module *m);
+void ct_module_free(ct_module *m); /* the same call as ct_module_release */
 int ct_module_refcount(const ct_module *m);
-const char *ct_module_kind(const ct_module *m);
-void *ct_module_data(const ct_module *m);
+const char *ct_module_kind(const ct_module *m); /* borrowed: valid while m lives */
+void *ct_module_data(const ct_module *m);       /* borrowed: the module's own */
 
 /* Names are non-empty, without '.', and unique within a module across parameters, buffers and
  * children. A parameter must be a floating leaf; it is made to require grad. A buffer may be
  * any tensor. The module takes a reference. */
-ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor *parameter);
-ct_status ct_module_register_buffer(ct_module *m, const char *name, ct_tensor *buffer);
-ct_status ct_module_register_module(ct_module *m, const char *name, ct_module *child);
+ct_status ct_module_register_parameter(ct_module *m, const char *name, ct_tensor *parameter); /* retains parameter */
+ct_status ct_module_register_buffer(ct_module *m, const char *name, ct_tensor *buffer);          /* retains buffer */
+ct_status ct_module_register_module(ct_module *m, const char *name, ct_module *child);           /* retains child */
 
 /* Lookups by name; a dotted path reaches into children ("encoder.fc.weight"). NULL with
  * CT_ERR_INDEX when there is no such name. Tensors are new references; the child is borrowed. */
-ct_tensor *ct_module_parameter(const ct_module *m, const char *name);
-ct_tensor *ct_module_buffer(const ct_module *m, const char *name);
-ct_module *ct_module_child(const ct_module *m, const char *name);
+ct_tensor *ct_module_parameter(const ct_module *m, const char *name); /* a new reference */
+ct_tensor *ct_module_buffer(const ct_module *m, const char *name);    /* a new reference */
+ct_module *ct_module_child(const ct_module *m, const char *name);     /* borrowed: valid while m holds it */
 /* Direct children in registration order (borrowed); NULL with CT_ERR_INDEX out of range. */
 int ct_module_child_count(const ct_module *m);
-ct_module *ct_module_child_at(const ct_module *m, int index);
+ct_module *ct_module_child_at(const ct_module *m, int index); /* borrowed */
 
-/* Runs the module's forward. */
+/* Runs the module's forward: one input (borrowed), one output (a new reference). For a module
+ * made by ct_module_create_many this is forward_many with one input and one output. */
 ct_tensor *ct_module_forward(ct_module *m, const ct_tensor *input);
+
+/* ---- forwards of several inputs and outputs ----
+ * nanoGPT's forward(idx, targets=None) -> (logits, loss), or a padding mask as a second input.
+ * inputs[0..num_inputs) are borrowed; an entry may be NULL, as Python's None, for the module to
+ * accept or refuse. The forward writes outputs[0..num_outputs): new references, or NULL for a
+ * None output (a loss without targets). It returns CT_OK, or an error with every output NULL
+ * (ct_module_forward_many releases whatever a failing forward left there). Like a one-input
+ * forward it is ordinary user code: release intermediates or use a scope. */
+typedef ct_status (*ct_module_forward_many_fn)(ct_module *self, const ct_tensor *const *inputs, int num_inputs,
+                                               ct_tensor **outputs, int num_outputs);
+/* A custom module with such a forward; otherwise as ct_module_create. */
+ct_module *ct_module_create_many(const char *kind, ct_module_forward_many_fn forward, void *data,
+                                 void (*free_data)(void *data));
+/* Runs a module's forward on num_inputs (>= 0) inputs into num_outputs (>= 1) outputs. A module
+ * with a one-input forward takes exactly one input (not NULL) and gives one output. On an error
+ * every outputs[k] is NULL. */
+ct_status ct_module_forward_many(ct_module *m, const ct_tensor *const *inputs, int num_inputs,
+                                 ct_tensor **outputs, int num_outputs);
+
+/* ---- walking a module tree ---- */
+
+/* module.apply(fn): calls fn(module, context) on every module of the tree, each child's subtree
+ * before its parent (PyTorch's order, so that fn sees the root last), a module reachable twice
+ * once. Stops at, and returns, the first status other than CT_OK. Modules are borrowed by fn. */
+ct_status ct_module_apply(ct_module *m, ct_status (*fn)(ct_module *module, void *context), void *context);
+
+/* module.named_modules(): every module of the tree with its dotted name, m itself first under
+ * "", then depth first in registration order ("encoder", "encoder.0", ...), a module reachable
+ * under two names listed once, under the first. The list holds a reference to each module;
+ * ct_named_modules_free drops them. */
+typedef struct ct_named_modules {
+    int64_t count;
+    char **names;
+    ct_module **modules;
+} ct_named_modules;
+ct_named_modules *ct_module_named_modules(const ct_module *m);
+void ct_named_modules_free(ct_named_modules *list); /* NULL-safe */
 
 /* train(true) / eval(): sets the flag of the module and of every module below it. */
 void ct_module_train(ct_module *m, bool training);
@@ -167,6 +205,17 @@ ct_status ct_sequential_append(ct_module *sequential, ct_module *module);
 /* A list of modules named "0", "1", ... that is not called itself (nn.ModuleList); takes over
  * the references in modules as ct_sequential does. */
 ct_module *ct_module_list(ct_module *const *modules, int count);
+
+/* A dict of modules that is not called itself (nn.ModuleDict): modules[i] is the child named
+ * names[i], in that order; reach them with ct_module_child (borrowed) and add more with
+ * ct_module_register_module. It takes over the references in modules as ct_sequential does. */
+ct_module *ct_module_dict(const char *const *names, ct_module *const *modules, int count);
+/* nn.Identity: returns its input (a new reference to the same tensor, as PyTorch returns the
+ * object itself). */
+ct_module *ct_identity_module(void);
+/* nn.Unflatten(dim, unflattened_size): dim (negative counts from the end) becomes count dims of
+ * sizes[0..count) (one may be -1), whose product is the size of dim; a view of the input. */
+ct_module *ct_unflatten_module(int dim, const int64_t *sizes, int count);
 
 /* nn.Conv2d: weight [out, in / groups, kH, kW] and bias [out], initialised as Linear's with
  * fan_in = in / groups * kH * kW; the forward is ct_conv2d (include/ctorch/nn_functional.h). */

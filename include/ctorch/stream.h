@@ -39,7 +39,8 @@ ct_stream *ct_stream_create(ct_device device);
 /* Waits for the stream's work, then frees it. NULL-safe. A thread whose current stream it was
  * goes back to the default stream, and so does the memory cached for it (and tensors allocated
  * on it return their memory to the default stream's cache when freed). */
-void ct_stream_destroy(ct_stream *stream);
+void ct_stream_free(ct_stream *stream);
+void ct_stream_destroy(ct_stream *stream); /* the same as ct_stream_free (an older name) */
 ct_device ct_stream_device(const ct_stream *stream);
 /* Makes stream the current stream of its device in this thread. */
 ct_status ct_set_stream(ct_stream *stream);
@@ -50,7 +51,9 @@ ct_stream *ct_current_stream(ct_device device);
 ct_status ct_stream_synchronize(ct_stream *stream);
 
 ct_event *ct_event_create(ct_device device);
-void ct_event_destroy(ct_event *event);
+/* Frees the event. NULL-safe. */
+void ct_event_free(ct_event *event);
+void ct_event_destroy(ct_event *event); /* the same as ct_event_free (an older name) */
 /* Marks the current end of stream (NULL: the current stream of the event's device). */
 ct_status ct_event_record(ct_event *event, ct_stream *stream);
 /* Work queued on stream after this waits until event has happened (NULL: current stream). */

@@ -23,8 +23,16 @@ extern "C" {
 
 typedef struct ct_tensor ct_tensor;
 
-/* ---- lifetime ---- */
+/* ---- lifetime ----
+ * A released tensor (its last reference dropped, by ct_release or a scope's pop) is marked: every
+ * call given one fails with CT_ERR_INVALID_ARGUMENT, "... is a tensor used after release", rather
+ * than reading values that are no longer the tensor's (for the last 1024 tensors released; older
+ * records are freed). */
+/* Another reference to t (t itself), recorded in the current scope like any returned tensor. */
 ct_tensor *ct_retain(ct_tensor *t);
+/* Drops one reference (NULL-safe). Safe inside a scope on a tensor the scope recorded: the record
+ * goes with it, and the pop does not release it again. Releasing a tensor more often than it has
+ * references is noticed: CT_ERR_INVALID_ARGUMENT ("released already"), nothing else is freed. */
 void ct_release(ct_tensor *t);
 int ct_refcount(const ct_tensor *t);
 
@@ -78,6 +86,11 @@ const int64_t *ct_tensor_strides(const ct_tensor *t); /* in elements */
 int64_t ct_tensor_offset(const ct_tensor *t);         /* in elements, into the storage */
 int64_t ct_numel(const ct_tensor *t);
 bool ct_is_contiguous(const ct_tensor *t);
+/* torch.Tensor.data_ptr(): the address of a CPU tensor's first element (its offset included),
+ * once any queued copy into it has finished; its other elements lie at the strides from there.
+ * Borrowed: valid while the tensor's storage lives. NULL with CT_ERR_DEVICE for a tensor on an
+ * accelerator, and NULL without an error for one of no bytes. */
+void *ct_data_ptr(const ct_tensor *t);
 /* Do two tensors share storage (one is a view of the other)? */
 bool ct_tensor_shares_storage(const ct_tensor *a, const ct_tensor *b);
 
@@ -142,6 +155,8 @@ ct_status ct_item_int64(const ct_tensor *t, int64_t *value);
 
 /* PyTorch's layout: tensor([[1., 2.], [3., 4.]], device='cpu'). The string is malloc'ed. */
 char *ct_tensor_to_string(const ct_tensor *t);
+/* print(t) with a newline. A NULL tensor (a failed chain) prints "(null)" and a released one
+ * "(a tensor used after release)", each returning its error (the chain's first kept). */
 ct_status ct_fprint(FILE *stream, const ct_tensor *t);
 ct_status ct_print(const ct_tensor *t);
 

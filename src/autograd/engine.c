@@ -142,7 +142,7 @@ static ct_status run_graph(ct_node *root, ct_tensor *root_grad, bool retain_grap
 
 static ct_status backward(ct_tensor *root, const ct_tensor *gradient, bool retain_graph)
 {
-    if (!root) return ct_null_argument("ct_backward", "root"), ct_last_error();
+    if (ct_tensor_unusable("ct_backward", "root", root)) return ct_last_error();
     if (!root->requires_grad)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_backward: the tensor does not require grad "
                         "and has no grad_fn; mark the inputs with ct_requires_grad_ before "

@@ -3,11 +3,22 @@
 #ifndef CT_DATA_INTERNAL_H
 #define CT_DATA_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "ctorch/data.h"
 
+/* A dataset is one of: tensors (each [N, ...], contiguous, on the CPU); callbacks; or a subset
+ * of a callback dataset (`parent`'s samples indices[0..size)). Refcounted: loaders keep one. */
 struct ct_dataset {
-    ct_tensor *features; /* float32 [N, F], contiguous, on the CPU */
-    ct_tensor *labels;   /* int64 [N], contiguous, on the CPU */
+    atomic_int refcount;
+    int num_tensors;
+    ct_sample_spec samples[CT_DATASET_MAX_TENSORS];
+    size_t sample_bytes[CT_DATASET_MAX_TENSORS];
+    ct_tensor *tensors[CT_DATASET_MAX_TENSORS]; /* tensor datasets */
+    ct_dataset_callbacks callbacks;             /* callback datasets (get_item set) */
+    void *user;
+    ct_dataset *parent; /* subsets of a callback dataset (a reference) */
+    int64_t *indices;
     int64_t size, num_features, num_classes;
 };
 
@@ -29,7 +40,14 @@ uint64_t ct_splitmix64_below(uint64_t *state, uint64_t bound);
 
 /* A dataset that takes over the references to features and labels (already checked). */
 ct_dataset *ct_dataset_adopt(ct_tensor *features, ct_tensor *labels, int64_t num_classes);
+/* Another reference to ds (ct_dataset_free drops one). */
+ct_dataset *ct_dataset_retain(const ct_dataset *ds);
+/* Writes sample `index` of ds into buffers[k] (sample_bytes[k] each): a copy from its tensors or
+ * its get_item (whose failure is reported with the index, for `function`). */
+ct_status ct_dataset_read_sample(const ct_dataset *ds, int64_t index, void *const *buffers, const char *function);
 /* The samples indices[0..count) of ds, in that order, as a new dataset keeping ds's classes. */
 ct_dataset *ct_dataset_subset(const ct_dataset *ds, const int64_t *indices, int64_t count);
+/* The same for a callback dataset: a view that maps its indices to ds's (Subset). */
+ct_dataset *ct_dataset_callback_subset(const ct_dataset *ds, const int64_t *indices, int64_t count);
 
 #endif

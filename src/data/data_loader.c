@@ -19,18 +19,20 @@
 
 #define FN_CREATE "ct_data_loader_create"
 
-/* One pinned staging buffer and the batch being copied out of it. */
+/* One pinned staging buffer per tensor of a sample, and the batch being copied out of them. */
 typedef struct staging_slot {
-    ct_tensor *x, *y;          /* pinned, [capacity, F] and [capacity] */
+    ct_tensor *host[CT_DATASET_MAX_TENSORS]; /* pinned, [capacity, <sample shape>] */
     ct_event *copied;          /* the copy out of this slot has finished */
     bool recorded;             /* `copied` marks a copy (reusing the slot must wait for it) */
-    ct_tensor *device_x, *device_y; /* the staged batch, not yet handed out (NULL: none) */
+    bool staged;               /* device[] holds a batch not yet handed out */
+    ct_tensor *device[CT_DATASET_MAX_TENSORS]; /* the staged batch */
     int64_t batch;             /* which batch of the epoch that is */
 } staging_slot;
 
 struct ct_data_loader {
-    ct_tensor *features, *labels; /* the dataset's (CPU, contiguous) */
-    int64_t size, num_features, batch_size, num_batches;
+    ct_dataset *ds; /* a reference of the loader's own */
+    int num_tensors;
+    int64_t size, batch_size, num_batches;
     bool shuffle, drop_last;
     uint64_t seed;
     ct_device device;
@@ -67,18 +69,22 @@ static int64_t batch_length(const ct_data_loader *loader, int64_t batch)
     return rest < loader->batch_size ? rest : loader->batch_size;
 }
 
-/* Copies the samples of `batch` (in this epoch's order) into contiguous x [count, F], y [count]. */
-static void gather(const ct_data_loader *loader, int64_t batch, float *x, int64_t *y)
+/* Copies the samples of `batch` (in this epoch's order) into the contiguous batch tensors
+ * out[k] [count, <sample shape>] (default collate: the k-th tensors stacked). */
+static ct_status gather(const ct_data_loader *loader, int64_t batch, ct_tensor *const *out)
 {
-    const float *features = (const float *)ct_tensor_handle(loader->features) + loader->features->offset;
-    const int64_t *labels = (const int64_t *)ct_tensor_handle(loader->labels) + loader->labels->offset;
+    const ct_dataset *ds = loader->ds;
     const int64_t *samples = loader->order + batch * loader->batch_size;
     int64_t count = batch_length(loader, batch);
-    size_t row = (size_t)loader->num_features;
+    char *bases[CT_DATASET_MAX_TENSORS];
+    void *rows[CT_DATASET_MAX_TENSORS];
+    for (int k = 0; k < loader->num_tensors; k++) bases[k] = ct_tensor_handle(out[k]);
     for (int64_t i = 0; i < count; i++) {
-        if (row) memcpy(x + (size_t)i * row, features + (size_t)samples[i] * row, row * sizeof(float));
-        y[i] = labels[samples[i]];
+        for (int k = 0; k < loader->num_tensors; k++) rows[k] = bases[k] + (size_t)i * ds->sample_bytes[k];
+        ct_status status = ct_dataset_read_sample(ds, samples[i], rows, "ct_data_loader_next");
+        if (status != CT_OK) return status;
     }
+    return CT_OK;
 }
 
 /* ---- staging and the queued copies (accelerators) ---- */
@@ -87,11 +93,13 @@ static void gather(const ct_data_loader *loader, int64_t batch, float *x, int64_
  * back to the pool, where the next user must not race the copy). */
 static void drop_staged(staging_slot *slot)
 {
-    if (!slot->device_x && !slot->device_y) return;
+    if (!slot->staged) return;
     if (slot->recorded) ct_event_synchronize(slot->copied);
-    ct_release(slot->device_x);
-    ct_release(slot->device_y);
-    slot->device_x = slot->device_y = NULL;
+    for (int k = 0; k < CT_DATASET_MAX_TENSORS; k++) {
+        ct_release(slot->device[k]);
+        slot->device[k] = NULL;
+    }
+    slot->staged = false;
 }
 
 /* The first `count` rows of a staging tensor: itself when it is whole, else a view. */
@@ -104,9 +112,11 @@ static ct_tensor *rows_of(ct_tensor *staging, int64_t count)
 /* Is a queued copy still reading the slot's buffers? A queued copy holds a reference to its
  * source's storage until it has finished, so a storage held by its tensor alone is free (this
  * spares the host a wait, and the transfer counters a sync, on every step). */
-static bool staging_busy(const staging_slot *slot)
+static bool staging_busy(const staging_slot *slot, int num_tensors)
 {
-    return atomic_load(&slot->x->storage->refcount) > 1 || atomic_load(&slot->y->storage->refcount) > 1;
+    for (int k = 0; k < num_tensors; k++)
+        if (atomic_load(&slot->host[k]->storage->refcount) > 1) return true;
+    return false;
 }
 
 /* Starts the copy of `batch` to the device through slot batch % 2. */
@@ -115,10 +125,10 @@ static ct_status stage(ct_data_loader *loader, int64_t batch)
     staging_slot *slot = &loader->slots[batch % 2];
     drop_staged(slot);
     /* The slot's previous copy (two batches ago) must have read the buffer before it is refilled. */
-    if (slot->recorded && staging_busy(slot) && ct_event_synchronize(slot->copied) != CT_OK)
+    if (slot->recorded && staging_busy(slot, loader->num_tensors) && ct_event_synchronize(slot->copied) != CT_OK)
         return ct_last_error();
     int64_t count = batch_length(loader, batch);
-    gather(loader, batch, ct_tensor_handle(slot->x), ct_tensor_handle(slot->y));
+    if (gather(loader, batch, slot->host) != CT_OK) return ct_last_error();
 
     ct_device device = loader->device;
     if (ct_event_record(loader->caller_work, NULL) != CT_OK ||
@@ -128,42 +138,47 @@ static ct_status stage(ct_data_loader *loader, int64_t batch)
     ct_set_stream(loader->copy_stream);
     ct_to_options options = ct_to_options_default(device);
     options.non_blocking = true;
-    ct_tensor *x = rows_of(slot->x, count), *y = rows_of(slot->y, count);
-    ct_tensor *device_x = x && y ? ct_to_with(x, &options) : NULL;
-    ct_tensor *device_y = device_x ? ct_to_with(y, &options) : NULL;
-    ct_status status = device_y ? ct_event_record(slot->copied, loader->copy_stream) : ct_last_error();
+    ct_tensor *copies[CT_DATASET_MAX_TENSORS] = {0};
+    bool copied_all = true;
+    for (int k = 0; k < loader->num_tensors && copied_all; k++) {
+        ct_tensor *rows = rows_of(slot->host[k], count);
+        copies[k] = rows ? ct_to_with(rows, &options) : NULL;
+        ct_release(rows);
+        copied_all = copies[k] != NULL;
+    }
+    ct_status status = copied_all ? ct_event_record(slot->copied, loader->copy_stream) : ct_last_error();
     if (caller_stream) ct_set_stream(caller_stream);
     else ct_set_default_stream(device);
-    ct_release(x);
-    ct_release(y);
     slot->recorded = slot->recorded || status == CT_OK;
     if (status != CT_OK) {
         /* a copy may be queued: wait for the stream before its blocks can be reused */
         ct_stream_synchronize(loader->copy_stream);
-        ct_release(device_x);
-        ct_release(device_y);
+        for (int k = 0; k < loader->num_tensors; k++) ct_release(copies[k]);
         return status;
     }
-    slot->device_x = device_x;
-    slot->device_y = device_y;
+    memcpy(slot->device, copies, sizeof copies);
+    slot->staged = true;
     slot->batch = batch;
     return CT_OK;
 }
 
 /* Hands out the staged `batch` (staging it first when it is not) and starts the next copy. */
-static ct_status next_prefetched(ct_data_loader *loader, int64_t batch, ct_tensor **x, ct_tensor **y)
+static ct_status next_prefetched(ct_data_loader *loader, int64_t batch, ct_tensor **out)
 {
     staging_slot *slot = &loader->slots[batch % 2];
-    if ((!slot->device_x || slot->batch != batch) && stage(loader, batch) != CT_OK) return ct_last_error();
+    if ((!slot->staged || slot->batch != batch) && stage(loader, batch) != CT_OK) return ct_last_error();
     /* Work the caller queues from now on sees the batch. */
     if (ct_stream_wait_event(NULL, slot->copied) != CT_OK) return ct_last_error();
-    *x = slot->device_x;
-    *y = slot->device_y;
-    slot->device_x = slot->device_y = NULL;
+    for (int k = 0; k < loader->num_tensors; k++) {
+        out[k] = slot->device[k];
+        slot->device[k] = NULL;
+    }
+    slot->staged = false;
     if (batch + 1 < loader->num_batches && stage(loader, batch + 1) != CT_OK) {
-        ct_release(*x);
-        ct_release(*y);
-        *x = *y = NULL;
+        for (int k = 0; k < loader->num_tensors; k++) {
+            ct_release(out[k]);
+            out[k] = NULL;
+        }
         return ct_last_error();
     }
     return CT_OK;
@@ -171,20 +186,32 @@ static ct_status next_prefetched(ct_data_loader *loader, int64_t batch, ct_tenso
 
 /* ---- the CPU: plain tensors, gathered when asked for ---- */
 
-static ct_status next_on_cpu(ct_data_loader *loader, int64_t batch, ct_tensor **x, ct_tensor **y)
+/* A contiguous tensor [rows, <sample shape of tensor k>] on the CPU, pinned or not. */
+static ct_tensor *batch_tensor(const ct_data_loader *loader, int k, int64_t rows, bool pinned)
+{
+    const ct_sample_spec *spec = &loader->ds->samples[k];
+    int64_t shape[CT_MAX_DIMS];
+    shape[0] = rows;
+    memcpy(shape + 1, spec->shape, sizeof *shape * (size_t)spec->ndim);
+    return pinned ? ct_empty_pinned(shape, spec->ndim + 1, spec->dtype)
+                  : ct_tensor_alloc("ct_data_loader_next", loader->device, spec->dtype, shape, spec->ndim + 1);
+}
+
+static ct_status next_on_cpu(ct_data_loader *loader, int64_t batch, ct_tensor **out)
 {
     int64_t count = batch_length(loader, batch);
-    int64_t xshape[2] = {count, loader->num_features}, yshape[1] = {count};
-    ct_tensor *bx = ct_tensor_alloc("ct_data_loader_next", loader->device, CT_F32, xshape, 2);
-    ct_tensor *by = bx ? ct_tensor_alloc("ct_data_loader_next", loader->device, CT_I64, yshape, 1) : NULL;
-    if (!by) {
-        ct_release(bx);
-        return ct_last_error();
+    ct_status status = CT_OK;
+    for (int k = 0; k < loader->num_tensors && status == CT_OK; k++) {
+        out[k] = batch_tensor(loader, k, count, false);
+        if (!out[k]) status = ct_last_error();
     }
-    gather(loader, batch, ct_tensor_handle(bx), ct_tensor_handle(by));
-    *x = bx;
-    *y = by;
-    return CT_OK;
+    if (status == CT_OK) status = gather(loader, batch, out);
+    if (status != CT_OK)
+        for (int k = 0; k < loader->num_tensors; k++) {
+            ct_release(out[k]);
+            out[k] = NULL;
+        }
+    return status;
 }
 
 /* ---- epochs ---- */
@@ -217,15 +244,42 @@ ct_status ct_data_loader_start_epoch(ct_data_loader *loader, int64_t epoch)
     return status;
 }
 
-static ct_status next_batch(ct_data_loader *loader, ct_tensor **x, ct_tensor **y)
+static ct_status next_batch(ct_data_loader *loader, ct_tensor **out)
 {
     if (!loader->started && start_epoch(loader, 0) != CT_OK) return ct_last_error();
     if (loader->next_batch >= loader->num_batches) return CT_END_OF_DATA;
     int64_t batch = loader->next_batch;
-    ct_status status = loader->prefetch ? next_prefetched(loader, batch, x, y)
-                                        : next_on_cpu(loader, batch, x, y);
+    ct_status status = loader->prefetch ? next_prefetched(loader, batch, out) : next_on_cpu(loader, batch, out);
     if (status == CT_OK) loader->next_batch++;
     return status;
+}
+
+/* The batch into out[0..count) (count checked), recorded in the caller's scope. */
+static ct_status hand_out(ct_data_loader *loader, ct_tensor **out, int count)
+{
+    ct_tensor *made[CT_DATASET_MAX_TENSORS] = {0};
+    ct_api_enter();
+    ct_status status = next_batch(loader, made);
+    ct_api_return(NULL);
+    if (status != CT_OK) return status;
+    /* Recorded in the caller's scope like the result of any public call. */
+    for (int k = 0; k < count; k++) {
+        ct_api_enter();
+        out[k] = ct_api_return(made[k]);
+    }
+    return CT_OK;
+}
+
+ct_status ct_data_loader_next_batch(ct_data_loader *loader, ct_tensor **out, int count)
+{
+    static const char *FN = "ct_data_loader_next_batch";
+    if (!out) return ct_null_argument(FN, "out"), ct_last_error();
+    for (int k = 0; k < count && k < CT_DATASET_MAX_TENSORS; k++) out[k] = NULL;
+    if (!loader) return ct_null_argument(FN, "loader"), ct_last_error();
+    if (count != loader->num_tensors)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: count is %d but the dataset's samples have %d tensors", FN,
+                        count, loader->num_tensors);
+    return hand_out(loader, out, count);
 }
 
 ct_status ct_data_loader_next(ct_data_loader *loader, ct_tensor **x, ct_tensor **y)
@@ -236,23 +290,14 @@ ct_status ct_data_loader_next(ct_data_loader *loader, ct_tensor **x, ct_tensor *
     if (!loader) return ct_null_argument(FN, "loader"), ct_last_error();
     if (!x) return ct_null_argument(FN, "x"), ct_last_error();
     if (!y) return ct_null_argument(FN, "y"), ct_last_error();
-    ct_api_enter();
-    ct_tensor *bx = NULL, *by = NULL;
-    ct_status status = next_batch(loader, &bx, &by);
-    ct_api_return(NULL);
-    if (status != CT_OK) return status;
-    /* Recorded in the caller's scope like the result of any public call. */
-    ct_api_enter();
-    *x = ct_api_return(bx);
-    ct_api_enter();
-    *y = ct_api_return(by);
-    if (!*x || !*y) {
-        ct_release(*x);
-        ct_release(*y);
-        *x = *y = NULL;
-        return ct_last_error();
-    }
-    return CT_OK;
+    if (loader->num_tensors != 2)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the dataset's samples have %d tensors; this shortcut "
+                        "hands out two (x, y): use ct_data_loader_next_batch", FN, loader->num_tensors);
+    ct_tensor *out[2] = {NULL, NULL};
+    ct_status status = hand_out(loader, out, 2);
+    *x = out[0];
+    *y = out[1];
+    return status;
 }
 
 /* ---- creation ---- */
@@ -276,16 +321,15 @@ static ct_status check_options(const ct_dataset *ds, const ct_data_loader_option
 static ct_status prepare_prefetch(ct_data_loader *loader)
 {
     int64_t capacity = loader->size < loader->batch_size ? loader->size : loader->batch_size;
-    int64_t xshape[2] = {capacity, loader->num_features}, yshape[1] = {capacity};
     loader->prefetch = true;
     loader->copy_stream = ct_stream_create(loader->device);
     loader->caller_work = loader->copy_stream ? ct_event_create(loader->device) : NULL;
     if (!loader->caller_work) return ct_last_error();
     for (int s = 0; s < 2; s++) {
         staging_slot *slot = &loader->slots[s];
-        slot->x = ct_empty_pinned(xshape, 2, CT_F32);
-        slot->y = slot->x ? ct_empty_pinned(yshape, 1, CT_I64) : NULL;
-        slot->copied = slot->y ? ct_event_create(loader->device) : NULL;
+        for (int k = 0; k < loader->num_tensors; k++)
+            if (!(slot->host[k] = batch_tensor(loader, k, capacity, true))) return ct_last_error();
+        slot->copied = ct_event_create(loader->device);
         if (!slot->copied) return ct_last_error();
     }
     return CT_OK;
@@ -298,13 +342,11 @@ static void destroy(ct_data_loader *loader)
         drop_staged(slot);
         if (slot->recorded) ct_event_synchronize(slot->copied);
         ct_event_destroy(slot->copied);
-        ct_release(slot->x);
-        ct_release(slot->y);
+        for (int k = 0; k < CT_DATASET_MAX_TENSORS; k++) ct_release(slot->host[k]);
     }
     ct_event_destroy(loader->caller_work);
     ct_stream_destroy(loader->copy_stream);
-    ct_release(loader->features);
-    ct_release(loader->labels);
+    ct_dataset_free(loader->ds);
     free(loader->order);
     free(loader->sampler_scratch);
     free(loader);
@@ -334,10 +376,9 @@ static ct_data_loader *create(const ct_dataset *ds, const ct_data_loader_options
         loader->has_sampler = true;
         loader->sampler = *options->sampler;
     }
-    loader->features = ct_retain(ds->features);
-    loader->labels = ct_retain(ds->labels);
+    loader->ds = ct_dataset_retain(ds);
+    loader->num_tensors = ds->num_tensors;
     loader->size = size;
-    loader->num_features = ds->num_features;
     loader->batch_size = options->batch_size;
     loader->shuffle = options->shuffle;
     loader->drop_last = options->drop_last;
@@ -367,3 +408,5 @@ void ct_data_loader_destroy(ct_data_loader *loader)
     destroy(loader);
     ct_api_return(NULL);
 }
+
+void ct_data_loader_free(ct_data_loader *loader) { ct_data_loader_destroy(loader); }

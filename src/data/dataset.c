@@ -1,5 +1,5 @@
-/* Datasets in host memory: features float32 [N, F] and labels int64 [N], their subsets, and the
- * seeded train/test split.
+/* Datasets of tensors in host memory (TensorDataset; a CSV file's features float32 [N, F] and
+ * labels int64 [N]), their subsets, and the seeded train/test split.
  *
  * Every public function here runs nested in the API (ct_api_enter ... ct_api_return), so that
  * the tensors it makes and drops for itself never touch the caller's scopes. */
@@ -10,51 +10,68 @@
 #include "data/data_internal.h"
 #include "tensor/tensor_internal.h"
 
-ct_dataset *ct_dataset_adopt(ct_tensor *features, ct_tensor *labels, int64_t num_classes)
+/* Fills the sample description of tensor k from a [N, ...] tensor. */
+static void describe_sample(ct_dataset *ds, int k, const ct_tensor *t)
+{
+    ct_sample_spec *spec = &ds->samples[k];
+    spec->dtype = t->dtype;
+    spec->ndim = t->ndim - 1;
+    for (int d = 1; d < t->ndim; d++) spec->shape[d - 1] = t->shape[d];
+    ds->sample_bytes[k] = (size_t)ct_shape_numel(spec->shape, spec->ndim) * ct_dtype_size(t->dtype);
+}
+
+/* A dataset taking over count checked, contiguous CPU tensors [N, ...]. */
+static ct_dataset *adopt_tensors(ct_tensor **tensors, int count, int64_t num_classes)
 {
     ct_dataset *ds = calloc(1, sizeof *ds);
     if (!ds) {
-        ct_release(features);
-        ct_release(labels);
+        for (int k = 0; k < count; k++) ct_release(tensors[k]);
         return ct_error_null(CT_ERR_OUT_OF_MEMORY, "no host memory for a dataset");
     }
-    ds->features = features;
-    ds->labels = labels;
-    ds->size = features->shape[0];
-    ds->num_features = features->shape[1];
+    atomic_init(&ds->refcount, 1);
+    ds->num_tensors = count;
+    for (int k = 0; k < count; k++) {
+        ds->tensors[k] = tensors[k];
+        describe_sample(ds, k, tensors[k]);
+    }
+    ds->size = tensors[0]->shape[0];
+    ds->num_features = ct_shape_numel(ds->samples[0].shape, ds->samples[0].ndim);
     ds->num_classes = num_classes;
     return ds;
 }
 
-static const float *features_data(const ct_dataset *ds)
+ct_dataset *ct_dataset_adopt(ct_tensor *features, ct_tensor *labels, int64_t num_classes)
 {
-    return (const float *)ct_tensor_handle(ds->features) + ds->features->offset;
+    return adopt_tensors((ct_tensor *[]){features, labels}, 2, num_classes);
 }
 
-static const int64_t *labels_data(const ct_dataset *ds)
+ct_dataset *ct_dataset_retain(const ct_dataset *ds)
 {
-    return (const int64_t *)ct_tensor_handle(ds->labels) + ds->labels->offset;
+    ct_dataset *mutable_ds = (ct_dataset *)ds; /* the refcount is not the dataset's value */
+    atomic_fetch_add(&mutable_ds->refcount, 1);
+    return mutable_ds;
 }
 
 ct_dataset *ct_dataset_subset(const ct_dataset *ds, const int64_t *indices, int64_t count)
 {
-    int64_t fshape[2] = {count, ds->num_features}, lshape[1] = {count};
-    ct_tensor *features = ct_tensor_alloc("ct_dataset_split", CT_DEVICE_CPU, CT_F32, fshape, 2);
-    ct_tensor *labels = features ? ct_tensor_alloc("ct_dataset_split", CT_DEVICE_CPU, CT_I64, lshape, 1) : NULL;
-    if (!labels) {
-        ct_release(features);
-        return NULL;
+    ct_tensor *parts[CT_DATASET_MAX_TENSORS] = {0};
+    for (int k = 0; k < ds->num_tensors; k++) {
+        const ct_tensor *from = ds->tensors[k];
+        int64_t shape[CT_MAX_DIMS];
+        memcpy(shape, from->shape, sizeof shape);
+        shape[0] = count;
+        parts[k] = ct_tensor_alloc("ct_dataset_split", CT_DEVICE_CPU, from->dtype, shape, from->ndim);
+        if (!parts[k]) {
+            for (int j = 0; j < k; j++) ct_release(parts[j]);
+            return NULL;
+        }
+        size_t row = ds->sample_bytes[k];
+        const char *source = (const char *)ct_tensor_handle(from) + (size_t)from->offset * ct_dtype_size(from->dtype);
+        char *to = ct_tensor_handle(parts[k]);
+        for (int64_t i = 0; i < count && row; i++)
+            memcpy(to + (size_t)i * row, source + (size_t)indices[i] * row, row);
     }
-    const float *from_x = features_data(ds);
-    const int64_t *from_y = labels_data(ds);
-    float *to_x = ct_tensor_handle(features);
-    int64_t *to_y = ct_tensor_handle(labels);
-    size_t row = (size_t)ds->num_features;
-    for (int64_t i = 0; i < count; i++) {
-        if (row) memcpy(to_x + (size_t)i * row, from_x + (size_t)indices[i] * row, row * sizeof(float));
-        to_y[i] = from_y[indices[i]];
-    }
-    return ct_dataset_adopt(features, labels, ds->num_classes);
+    return adopt_tensors(parts, ds->num_tensors, ds->num_classes);
 }
 
 /* ---- a dataset over the caller's tensors ---- */
@@ -112,13 +129,74 @@ ct_dataset *ct_dataset_from_tensors(const ct_tensor *features, const ct_tensor *
     return ds;
 }
 
+/* ---- TensorDataset ---- */
+
+/* Largest label + 1 when t is int64 [N] without negative values, else 0. */
+static int64_t count_classes(const ct_tensor *t)
+{
+    if (t->dtype != CT_I64 || t->ndim != 1) return 0;
+    const int64_t *values = (const int64_t *)ct_tensor_handle(t) + t->offset;
+    int64_t largest = -1;
+    for (int64_t i = 0; i < t->shape[0]; i++) {
+        if (values[i] < 0) return 0;
+        if (values[i] > largest) largest = values[i];
+    }
+    return largest + 1;
+}
+
+static ct_dataset *tensor_dataset(ct_tensor *const *tensors, int count)
+{
+    static const char *FN = "ct_tensor_dataset";
+    char shape[256], device[CT_DEVICE_STRING_MAX];
+    if (!tensors) return ct_null_argument(FN, "tensors");
+    if (count < 1 || count > CT_DATASET_MAX_TENSORS)
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: count is %d; a sample holds 1 to %d tensors", FN,
+                             count, CT_DATASET_MAX_TENSORS);
+    for (int k = 0; k < count; k++) {
+        const ct_tensor *t = tensors[k];
+        if (!t) return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: tensors[%d] is NULL", FN, k);
+        if (t->ndim < 1)
+            return ct_error_null(CT_ERR_SHAPE, "%s: tensors[%d] is a scalar; every tensor needs a first "
+                                 "dimension of samples", FN, k);
+        if (t->shape[0] != tensors[0]->shape[0])
+            return ct_error_null(CT_ERR_SHAPE, "%s: tensors[%d] has shape %s but tensors[0] has %lld "
+                                 "samples; every tensor must have the same size in its first dimension "
+                                 "(Size mismatch between tensors)", FN, k,
+                                 ct_shape_format(t->shape, t->ndim, shape, sizeof shape),
+                                 (long long)tensors[0]->shape[0]);
+        if (t->storage->device.type != CT_CPU)
+            return ct_error_null(CT_ERR_DEVICE, "%s: tensors[%d] is on %s; a dataset lives on the CPU (move "
+                                 "it with ct_to first)", FN, k,
+                                 ct_device_format(t->storage->device, device, sizeof device));
+    }
+    ct_tensor *parts[CT_DATASET_MAX_TENSORS] = {0};
+    for (int k = 0; k < count; k++) {
+        parts[k] = ct_contiguous(tensors[k]);
+        if (!parts[k]) {
+            for (int j = 0; j < k; j++) ct_release(parts[j]);
+            return NULL;
+        }
+    }
+    return adopt_tensors(parts, count, count > 1 ? count_classes(parts[1]) : 0);
+}
+
+ct_dataset *ct_tensor_dataset(ct_tensor *const *tensors, int count)
+{
+    ct_api_enter();
+    ct_dataset *ds = tensor_dataset(tensors, count);
+    ct_api_return(NULL);
+    return ds;
+}
+
 void ct_dataset_free(ct_dataset *ds)
 {
-    if (!ds) return;
+    if (!ds || atomic_fetch_sub(&ds->refcount, 1) != 1) return;
     ct_api_enter();
-    ct_release(ds->features);
-    ct_release(ds->labels);
+    for (int k = 0; k < ds->num_tensors; k++) ct_release(ds->tensors[k]);
     ct_api_return(NULL);
+    if (ds->callbacks.free_user) ds->callbacks.free_user(ds->user);
+    ct_dataset_free(ds->parent);
+    free(ds->indices);
     free(ds);
 }
 
@@ -137,19 +215,51 @@ int64_t ct_dataset_num_classes(const ct_dataset *ds)
     if (!ds) return ct_null_argument("ct_dataset_num_classes", "ds"), -1;
     return ds->num_classes;
 }
+int ct_dataset_num_tensors(const ct_dataset *ds)
+{
+    if (!ds) return ct_null_argument("ct_dataset_num_tensors", "ds"), -1;
+    return ds->num_tensors;
+}
+
+ct_status ct_dataset_sample_spec(const ct_dataset *ds, int k, ct_sample_spec *spec)
+{
+    static const char *FN = "ct_dataset_sample_spec";
+    if (!ds) return ct_null_argument(FN, "ds"), ct_last_error();
+    if (!spec) return ct_null_argument(FN, "spec"), ct_last_error();
+    if (k < 0 || k >= ds->num_tensors)
+        return ct_error(CT_ERR_INDEX, "%s: k is %d; this dataset's samples have %d tensors", FN, k, ds->num_tensors);
+    *spec = ds->samples[k];
+    return CT_OK;
+}
+
+static ct_tensor *tensor_at(const char *function, const ct_dataset *ds, int k)
+{
+    if (!ds) return ct_null_argument(function, "ds");
+    if (k < 0 || k >= ds->num_tensors)
+        return ct_error_null(CT_ERR_INDEX, "%s: this dataset's samples have %d tensors; there is no tensor "
+                             "%d", function, ds->num_tensors, k);
+    if (!ds->tensors[k])
+        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: this dataset is defined by callbacks and holds no "
+                             "tensors (read samples with ct_dataset_get or a loader)", function);
+    return ct_retain(ds->tensors[k]);
+}
+
+ct_tensor *ct_dataset_tensor(const ct_dataset *ds, int k)
+{
+    CT_API_ENTER;
+    return ct_api_return(tensor_at("ct_dataset_tensor", ds, k));
+}
 
 ct_tensor *ct_dataset_features(const ct_dataset *ds)
 {
     CT_API_ENTER;
-    if (!ds) return ct_api_return(ct_null_argument("ct_dataset_features", "ds"));
-    return ct_api_return(ct_retain(ds->features));
+    return ct_api_return(tensor_at("ct_dataset_features", ds, 0));
 }
 
 ct_tensor *ct_dataset_labels(const ct_dataset *ds)
 {
     CT_API_ENTER;
-    if (!ds) return ct_api_return(ct_null_argument("ct_dataset_labels", "ds"));
-    return ct_api_return(ct_retain(ds->labels));
+    return ct_api_return(tensor_at("ct_dataset_labels", ds, 1));
 }
 
 /* ---- train/test split ---- */
@@ -176,8 +286,10 @@ static ct_status split(const ct_dataset *ds, double test_fraction, uint64_t seed
     int64_t *order = malloc((size_t)n * sizeof *order);
     if (!order) return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for %lld indices", FN, (long long)n);
     ct_data_permutation(n, seed, order);
-    ct_dataset *test_part = ct_dataset_subset(ds, order, n_test);
-    ct_dataset *train_part = test_part ? ct_dataset_subset(ds, order + n_test, n_train) : NULL;
+    ct_dataset *(*subset)(const ct_dataset *, const int64_t *, int64_t) =
+        ds->tensors[0] ? ct_dataset_subset : ct_dataset_callback_subset;
+    ct_dataset *test_part = subset(ds, order, n_test);
+    ct_dataset *train_part = test_part ? subset(ds, order + n_test, n_train) : NULL;
     free(order);
     if (!train_part) {
         ct_dataset_free(test_part);

@@ -171,3 +171,8 @@ ct_status ct_event_synchronize(ct_event *event)
     ct_transfer_count_sync(event->device);
     return ct_backend_table[event->device.type]->event_synchronize(event->device.index, event->handle);
 }
+
+/* The `_free` verb of every object that is not refcounted (include/ctorch.h); the `_destroy`
+ * names above stay as the same calls. */
+void ct_stream_free(ct_stream *stream) { ct_stream_destroy(stream); }
+void ct_event_free(ct_event *event) { ct_event_destroy(event); }

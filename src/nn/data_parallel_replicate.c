@@ -80,6 +80,7 @@ static ct_module *clone_tree(const ct_module *m, ct_module **list, int *index)
     if (!c) return NULL;
     list[(*index)++] = c;
     c->describe = m->describe;
+    c->forward_many = m->forward_many;
     c->training = m->training;
     ct_status status = copy_names(&c->parameters, &m->parameters);
     if (status == CT_OK) status = copy_names(&c->buffers, &m->buffers);

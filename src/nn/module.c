@@ -325,6 +325,7 @@ ct_tensor *ct_module_forward(ct_module *m, const ct_tensor *input)
      * scope; the built-in layers' forwards enter the API themselves. */
     if (!m) return ct_null_argument("ct_module_forward", "m");
     if (!input) return ct_null_argument("ct_module_forward", "input");
+    if (!m->forward && m->forward_many) return ct_module_forward_one_of_many(m, input);
     if (!m->forward)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_module_forward: a %s has no forward of "
                              "its own; call its children", m->kind);

@@ -20,6 +20,7 @@ struct ct_module {
     atomic_int refcount;
     char *kind;
     ct_module_forward_fn forward;
+    ct_module_forward_many_fn forward_many; /* N tensors in, M out (NULL: forward's one and one) */
     void *data;
     void (*free_data)(void *data);
     char *(*describe)(const ct_module *m);
@@ -52,6 +53,9 @@ bool ct_module_is_relu(const ct_module *m);
 /* An nn.Linear and the nn.ReLU after it, run as one op (ct_linear_relu_apply): the same values
  * and gradients as the two forwards one after the other, and the Linear's errors. */
 ct_tensor *ct_linear_relu_forward(ct_module *linear, const ct_tensor *x);
+
+/* ct_module_forward of a module with a forward of several inputs and outputs: one in, one out. */
+ct_tensor *ct_module_forward_one_of_many(ct_module *m, const ct_tensor *input);
 
 /* Visits every module of the tree depth first (m first), with its dotted prefix ("" for m,
  * "encoder." for a child named encoder). Stops at the first status other than CT_OK. */

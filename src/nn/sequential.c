@@ -1,5 +1,6 @@
 /* nn.Sequential (children called in order) and nn.ModuleList (children that are not called
- * together), both naming their children "0", "1", ... */
+ * together), both naming their children "0", "1", ...; nn.ModuleDict (children named by the
+ * caller, not called together). */
 #include <stdio.h>
 
 #include "nn/module_internal.h"
@@ -68,4 +69,37 @@ ct_module *ct_sequential(ct_module *const *modules, int count)
 ct_module *ct_module_list(ct_module *const *modules, int count)
 {
     return make("ct_module_list", "ModuleList", NULL, modules, count);
+}
+
+/* nn.ModuleDict: like make(), children named by the caller; takes over the references. */
+ct_module *ct_module_dict(const char *const *names, ct_module *const *modules, int count)
+{
+    static const char *FN = "ct_module_dict";
+    ct_module *m = NULL;
+    if (count < 0) {
+        ct_error(CT_ERR_INVALID_ARGUMENT, "%s: count is %d; it must not be negative", FN, count);
+        count = 0;
+    } else if (count > 0 && (!modules || !names)) {
+        ct_null_argument(FN, !modules ? "modules" : "names");
+        if (!modules) count = 0;
+    } else {
+        m = ct_module_create("ModuleDict", NULL, NULL, NULL);
+        for (int i = 0; m && i < count; i++) {
+            ct_status status = CT_OK;
+            if (!modules[i]) {
+                if (ct_last_error() == CT_OK) ct_error(CT_ERR_NULL_ARGUMENT, "%s: modules[%d] is NULL", FN, i);
+                status = ct_last_error();
+            } else if (!names[i]) {
+                status = ct_error(CT_ERR_NULL_ARGUMENT, "%s: names[%d] is NULL", FN, i);
+            } else {
+                status = ct_module_register_module(m, names[i], modules[i]);
+            }
+            if (status != CT_OK) {
+                ct_module_release(m);
+                m = NULL;
+            }
+        }
+    }
+    for (int i = 0; i < count; i++) ct_module_release(modules[i]);
+    return m;
 }

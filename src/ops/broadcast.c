@@ -7,10 +7,7 @@ ct_status ct_check_operands(const char *function, const ct_tensor *const *tensor
                             const char *const *names, int count)
 {
     for (int i = 0; i < count; i++)
-        if (!tensors[i]) {
-            ct_null_argument(function, names[i]);
-            return ct_last_error();
-        }
+        if (ct_tensor_unusable(function, names[i], tensors[i])) return ct_last_error();
     for (int i = 1; i < count; i++) {
         ct_status status = ct_check_same_device(function, tensors[0], tensors[i]);
         if (status != CT_OK) return status;

@@ -53,7 +53,7 @@ static ct_tensor *integer_scalar(const scalar_op *op, const ct_tensor *a, double
 
 static ct_tensor *scalar(const scalar_op *op, const ct_tensor *a, double s)
 {
-    if (!a) return ct_null_argument(op->name, "a");
+    if (ct_tensor_unusable(op->name, "a", a)) return NULL;
     if (!ct_dtype_is_floating(a->dtype) && op->integer_kernels[CT_I64] && python_int(s))
         return integer_scalar(op, a, s);
     ct_dtype compute = ct_dtype_is_floating(a->dtype) ? a->dtype : CT_F32;

@@ -25,7 +25,7 @@ typedef struct unary_op {
 
 static ct_tensor *unary(const unary_op *op, const ct_tensor *a, const double s[2], const long l[2])
 {
-    if (!a) return ct_null_argument(op->name, "a");
+    if (ct_tensor_unusable(op->name, "a", a)) return NULL;
     ct_dtype dtype = a->dtype;
     if (op->to_float && !ct_dtype_is_floating(dtype)) dtype = CT_F32;
     if (op->kernels[dtype] == CT_K_NONE)
@@ -113,7 +113,7 @@ static ct_tensor *clamp(const char *function, const ct_tensor *a, double min, do
                                            SAVES_INPUT};
     unary_op op = op_template;
     op.name = function;
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     if (!ct_dtype_is_integral(a->dtype)) return unary(&op, a, (const double[2]){min, max}, NULL);
     if (isnan(min) || isnan(max))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: a NaN bound (min %g, max %g) cannot clamp "

@@ -12,7 +12,7 @@
 
 static ct_status check_self(const char *function, const ct_tensor *self, const ct_tensor *other)
 {
-    if (!self) return ct_null_argument(function, "self"), ct_last_error();
+    if (ct_tensor_unusable(function, "self", self)) return ct_last_error();
     if (!ct_is_grad_enabled()) return CT_OK;
     if (self->requires_grad && !self->grad_fn)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: self is a leaf that requires grad; an in-place "

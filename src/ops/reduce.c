@@ -196,7 +196,7 @@ static ct_tensor *sum_or_mean(const char *function, const ct_tensor *a, const in
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] = {
         [CT_F32] = CT_K_sum_combine_f32, [CT_F64] = CT_K_sum_combine_f64, [CT_I64] = CT_K_sum_combine_i64,
         [CT_F16] = CT_K_sum_combine_f16, [CT_BF16] = CT_K_sum_combine_bf16};
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     bool floating = ct_dtype_is_floating(a->dtype);
     if (mean && !floating) return need_floating(function, "mean", a);
     reduce_plan plan;
@@ -248,7 +248,7 @@ static ct_tensor *max_or_min(const char *function, const ct_tensor *a, const int
     static const ct_kernel_id min_partial[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_partial);
     static const ct_kernel_id min_tile[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_tile);
     static const ct_kernel_id min_combine[CT_DTYPE_COUNT] = CT_KERNELS_BY_STORED_DTYPE(min_combine);
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
     if (check_not_empty(function, is_max ? "max" : "min", a, &plan) != CT_OK) return NULL;
@@ -293,7 +293,7 @@ static ct_tensor *var_or_std(const char *function, const ct_tensor *a, const int
         CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(var_tile);
     static const ct_kernel_id combine_kernels[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(var_combine);
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     if (!ct_dtype_is_floating(a->dtype)) return need_floating(function, is_std ? "std" : "var", a);
     reduce_plan plan;
     if (plan_reduction(function, a, dims, ndims, keepdim, &plan) != CT_OK) return NULL;
@@ -355,7 +355,7 @@ static ct_tensor *arg_extreme(const char *function, const ct_tensor *a, const in
     static const ct_kernel_id argmin_combine[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE(argmin_combine);
     const char *what = is_max ? "argmax" : "argmin";
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     if (a->dtype == CT_BOOL)
         return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for bool (as in PyTorch); "
                              "convert with ct_to_dtype first", function, what);

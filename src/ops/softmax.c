@@ -57,7 +57,7 @@ static ct_status run_softmax(const ct_tensor *a, int d, bool take_log, ct_tensor
 static ct_tensor *softmax_along(const char *function, const ct_tensor *a, int dim, bool take_log)
 {
     const char *what = take_log ? "log_softmax" : "softmax";
-    if (!a) return ct_null_argument(function, "a");
+    if (ct_tensor_unusable(function, "a", a)) return NULL;
     if (!ct_dtype_is_floating(a->dtype))
         return ct_error_null(CT_ERR_DTYPE, "%s: %s is not defined for %s; it needs a floating "
                              "dtype (float32, float64, float16 or bfloat16); convert with "

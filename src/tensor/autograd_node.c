@@ -113,7 +113,7 @@ void ct_node_release(ct_node *node)
 
 ct_status ct_requires_grad_(ct_tensor *t, bool requires_grad)
 {
-    if (!t) return ct_null_argument("ct_requires_grad_", "t"), ct_last_error();
+    if (ct_tensor_unusable("ct_requires_grad_", "t", t)) return ct_last_error();
     if (t->grad_fn && !requires_grad)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_requires_grad_: this tensor was made by %s; "
                         "only leaves can stop requiring grad (use ct_detach)", t->grad_fn->name);
@@ -127,26 +127,26 @@ ct_status ct_requires_grad_(ct_tensor *t, bool requires_grad)
 
 bool ct_requires_grad(const ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_requires_grad", "t"), false;
+    if (ct_tensor_unusable("ct_requires_grad", "t", t)) return false;
     return t->requires_grad;
 }
 
 bool ct_is_leaf(const ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_is_leaf", "t"), false;
+    if (ct_tensor_unusable("ct_is_leaf", "t", t)) return false;
     return !t->grad_fn;
 }
 
 const char *ct_grad_fn_name(const ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_grad_fn_name", "t");
+    if (ct_tensor_unusable("ct_grad_fn_name", "t", t)) return NULL;
     return t->grad_fn ? t->grad_fn->name : NULL;
 }
 
 ct_tensor *ct_grad(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_grad", "t"));
+    if (ct_tensor_unusable("ct_grad", "t", t)) return ct_api_return(NULL);
     if (!t->grad) return ct_api_return(NULL);
     atomic_fetch_add(&t->grad->refcount, 1);
     return ct_api_return(t->grad);
@@ -168,7 +168,7 @@ void ct_zero_grad(ct_tensor *t)
 ct_tensor *ct_detach(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_detach", "t"));
+    if (ct_tensor_unusable("ct_detach", "t", t)) return ct_api_return(NULL);
     return ct_api_return(ct_tensor_view_of(t, t->ndim, t->shape, t->strides, t->offset));
 }
 

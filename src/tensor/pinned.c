@@ -10,14 +10,14 @@ ct_tensor *ct_empty_pinned(const int64_t *shape, int ndim, ct_dtype dtype)
 
 bool ct_is_pinned(const ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_is_pinned", "t"), false;
+    if (ct_tensor_unusable("ct_is_pinned", "t", t)) return false;
     return t->storage->block && t->storage->block->pinned;
 }
 
 ct_tensor *ct_pin_memory(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_pin_memory", "t"));
+    if (ct_tensor_unusable("ct_pin_memory", "t", t)) return ct_api_return(NULL);
     if (t->storage->device.type != CT_CPU) {
         char name[CT_DEVICE_STRING_MAX];
         return ct_api_return(ct_error_null(CT_ERR_DEVICE, "ct_pin_memory: the tensor is on %s; "

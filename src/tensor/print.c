@@ -322,25 +322,27 @@ static char *tensor_to_string(const ct_tensor *t)
 
 char *ct_tensor_to_string(const ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_tensor_to_string", "t");
+    if (ct_tensor_unusable("ct_tensor_to_string", "t", t)) return NULL;
     return tensor_to_string(t);
 }
 
 /* Like Python's print(t, file=stream): the text and a newline. */
-ct_status ct_fprint(FILE *stream, const ct_tensor *t)
+static ct_status print_to(const char *function, FILE *stream, const ct_tensor *t)
 {
-    if (!stream) return ct_null_argument("ct_fprint", "stream"), ct_last_error();
-    if (!t) return ct_null_argument("ct_fprint", "t"), ct_last_error();
+    if (!stream) return ct_null_argument(function, "stream"), ct_last_error();
+    if (ct_tensor_unusable(function, "t", t)) {
+        /* seen, not silent: a failed chain prints as C prints a NULL string, with the error kept */
+        fprintf(stream, "%s\n", t ? "(a tensor used after release)" : "(null)");
+        return ct_last_error();
+    }
     char *string = tensor_to_string(t);
     if (!string) return ct_last_error();
     int written = fprintf(stream, "%s\n", string);
     free(string);
-    if (written < 0) return ct_error(CT_ERR_IO, "ct_fprint: writing to the stream failed");
+    if (written < 0) return ct_error(CT_ERR_IO, "%s: writing to the stream failed", function);
     return CT_OK;
 }
 
-ct_status ct_print(const ct_tensor *t)
-{
-    if (!t) return ct_null_argument("ct_print", "t"), ct_last_error();
-    return ct_fprint(stdout, t);
-}
+ct_status ct_fprint(FILE *stream, const ct_tensor *t) { return print_to("ct_fprint", stream, t); }
+
+ct_status ct_print(const ct_tensor *t) { return print_to("ct_print", stdout, t); }

@@ -5,7 +5,7 @@
 ct_status ct_tensor_record_stream(const ct_tensor *t, ct_stream *stream)
 {
     static const char *FN = "ct_tensor_record_stream";
-    if (!t) return ct_null_argument(FN, "t"), ct_last_error();
+    if (ct_tensor_unusable(FN, "t", t)) return ct_last_error();
     ct_device device = t->storage->device;
     if (stream && !ct_device_equal(ct_stream_device(stream), device)) {
         char tensor_device[CT_DEVICE_STRING_MAX], stream_device[CT_DEVICE_STRING_MAX];

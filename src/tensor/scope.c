@@ -84,7 +84,7 @@ ct_status ct_scope_pop(void)
 
 ct_tensor *ct_scope_keep(ct_tensor *t)
 {
-    if (!t) return ct_null_argument("ct_scope_keep", "t");
+    if (ct_tensor_unusable("ct_scope_keep", "t", t)) return NULL;
     scope *s = current_scope;
     if (!s || !scope_remove(s, t)) return t; /* not recorded: already the caller's */
     if (s->parent && !scope_record(s->parent, t)) {

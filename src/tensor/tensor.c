@@ -71,6 +71,7 @@ static ct_tensor *tensor_over_block(const char *function, ct_device device, ct_d
 {
     ct_storage *storage = ct_zalloc(sizeof *storage);
     ct_tensor *t = ct_zalloc(sizeof *t);
+    if (t) t->alive = CT_TENSOR_ALIVE;
     if (!storage || !t) {
         free(storage);
         free(t);
@@ -115,6 +116,7 @@ ct_tensor *ct_tensor_view_of(const ct_tensor *base, int ndim, const int64_t *sha
 {
     ct_tensor *t = ct_zalloc(sizeof *t);
     if (!t) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "no host memory for a tensor record");
+    t->alive = CT_TENSOR_ALIVE;
     atomic_init(&t->refcount, 1);
     t->storage = base->storage;
     atomic_fetch_add(&t->storage->refcount, 1);
@@ -143,7 +145,7 @@ void *ct_tensor_handle(const ct_tensor *t)
 ct_tensor *ct_retain(ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_retain", "t"));
+    if (ct_tensor_unusable("ct_retain", "t", t)) return ct_api_return(NULL);
     atomic_fetch_add(&t->refcount, 1);
     return ct_api_return(t);
 }
@@ -158,9 +160,33 @@ void ct_storage_release(ct_storage *storage)
     free(storage);
 }
 
+/* Released tensor records wait here, marked released, before they are freed: a use of one of
+ * the last CT_QUARANTINE released tensors is reported as such, never a read of memory that a new
+ * tensor took over. Lock-free: each slot's exchange hands its previous record to one releaser. */
+#define CT_QUARANTINE 1024
+static _Atomic(ct_tensor *) quarantine[CT_QUARANTINE];
+static atomic_uint quarantine_next;
+
+static void quarantine_record(ct_tensor *t)
+{
+    unsigned slot = atomic_fetch_add_explicit(&quarantine_next, 1, memory_order_relaxed) % CT_QUARANTINE;
+    free(atomic_exchange_explicit(&quarantine[slot], t, memory_order_acq_rel));
+}
+
+void ct_tensor_released_error(const char *function, const char *what)
+{
+    ct_error(CT_ERR_INVALID_ARGUMENT, "%s: %s is a tensor used after release (its last reference was "
+             "dropped by ct_release or a scope's pop; keep it with ct_retain or ct_scope_keep)", function, what);
+}
+
 void ct_release(ct_tensor *t)
 {
     if (!t) return;
+    if (t->alive != CT_TENSOR_ALIVE) {
+        ct_error(CT_ERR_INVALID_ARGUMENT, "ct_release: the tensor was released already (a tensor "
+                 "released twice, or used after release)");
+        return;
+    }
     if (!ct_api_nested()) ct_scope_forget(t);
     if (atomic_fetch_sub(&t->refcount, 1) != 1) return;
     ct_api_enter(); /* what t holds is released as ctorch's, not as the user's references */
@@ -169,16 +195,15 @@ void ct_release(ct_tensor *t)
     ct_grad_hooks_free(t->grad_hooks);
     ct_api_return(NULL);
     ct_storage_release(t->storage);
-    free(t);
+    t->alive = CT_TENSOR_RELEASED;
+    t->storage = NULL;
+    quarantine_record(t);
 }
 
 /* The queries answer a neutral value for a NULL tensor and record CT_ERR_NULL_ARGUMENT (keeping
  * an earlier error, as every call given NULL does). */
 #define CT_QUERY_NULL_CHECK(function, t, neutral)                                                \
-    if (!(t)) {                                                                                  \
-        ct_null_argument(function, #t);                                                          \
-        return neutral;                                                                          \
-    }
+    if (ct_tensor_unusable(function, #t, t)) return neutral;
 
 int ct_refcount(const ct_tensor *t)
 {
@@ -275,6 +300,8 @@ ct_status ct_normalize_dim(const char *function, int dim, int ndim, bool inserti
 
 ct_status ct_check_same_device(const char *function, const ct_tensor *a, const ct_tensor *b)
 {
+    if (ct_tensor_unusable(function, "an operand", a) || ct_tensor_unusable(function, "an operand", b))
+        return ct_last_error();
     if (ct_device_equal(a->storage->device, b->storage->device)) return CT_OK;
     char da[CT_DEVICE_STRING_MAX], db[CT_DEVICE_STRING_MAX];
     return ct_error(CT_ERR_DEVICE, "%s: expected all tensors to be on the same device, but found "

@@ -23,8 +23,15 @@ typedef struct ct_storage {
 struct ct_node;
 struct ct_grad_hook;
 
+/* A tensor's `alive` while it is one; ct_release's last reference writes CT_TENSOR_RELEASED
+ * there, and the record is freed only after more releases (tensor.c's quarantine), so that a
+ * released tensor used again is an error, "used after release", rather than plausible values. */
+#define CT_TENSOR_ALIVE 0x7e45a11eu
+#define CT_TENSOR_RELEASED 0xdeadbeefu
+
 struct ct_tensor {
     atomic_int refcount;
+    unsigned alive;
     ct_storage *storage;
     ct_dtype dtype;
     int ndim;
@@ -50,6 +57,24 @@ ct_tensor *ct_api_return(ct_tensor *t);
 bool ct_api_nested(void);
 /* Removes one record of t from the current scope, if there is one (explicit release). */
 void ct_scope_forget(ct_tensor *t);
+
+/* ---- lifetimes ---- */
+/* Records CT_ERR_INVALID_ARGUMENT: "<function>: <what> was used after release ...". */
+void ct_tensor_released_error(const char *function, const char *what);
+/* Is t NULL (CT_ERR_NULL_ARGUMENT recorded, keeping an earlier error) or a released tensor (an
+ * error recorded)? The check every public function makes of a tensor argument. */
+static inline bool ct_tensor_unusable(const char *function, const char *what, const ct_tensor *t)
+{
+    if (!t) {
+        ct_null_argument(function, what);
+        return true;
+    }
+    if (__builtin_expect(t->alive != CT_TENSOR_ALIVE, 0)) {
+        ct_tensor_released_error(function, what);
+        return true;
+    }
+    return false;
+}
 
 /* ---- making tensors (untracked; the public functions track) ---- */
 /* A new contiguous tensor on a resolved device; checks ndim, sizes and byte-count overflow. */

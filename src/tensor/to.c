@@ -118,7 +118,7 @@ static ct_tensor *to_non_blocking(const ct_tensor *t, ct_device target, ct_dtype
 
 static ct_tensor *to_with(const ct_tensor *t, const ct_to_options *options)
 {
-    if (!t) return ct_null_argument("ct_to", "t");
+    if (ct_tensor_unusable("ct_to", "t", t)) return NULL;
     if (!options) return ct_null_argument("ct_to", "options");
     ct_device target;
     if (ct_device_resolve(options->device, &target) != CT_OK) return NULL;
@@ -194,7 +194,7 @@ ct_tensor *ct_to(const ct_tensor *t, ct_device device)
 ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_to_dtype", "t"));
+    if (ct_tensor_unusable("ct_to_dtype", "t", t)) return ct_api_return(NULL);
     ct_to_options options = ct_to_options_default(t->storage->device);
     options.dtype = (int)dtype;
     return ct_api_return(record_copy(to_with(t, &options), t, "ToCopyBackward"));
@@ -203,21 +203,21 @@ ct_tensor *ct_to_dtype(const ct_tensor *t, ct_dtype dtype)
 ct_tensor *ct_clone(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_clone", "t"));
+    if (ct_tensor_unusable("ct_clone", "t", t)) return ct_api_return(NULL);
     return ct_api_return(record_copy(contiguous_as(t, t->dtype, true), t, "CloneBackward"));
 }
 
 ct_tensor *ct_contiguous(const ct_tensor *t)
 {
     CT_API_ENTER;
-    if (!t) return ct_api_return(ct_null_argument("ct_contiguous", "t"));
+    if (ct_tensor_unusable("ct_contiguous", "t", t)) return ct_api_return(NULL);
     return ct_api_return(record_copy(contiguous_as(t, t->dtype, false), t, "CloneBackward"));
 }
 
 ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
 {
-    if (!dst) return ct_null_argument("ct_copy_", "dst"), ct_last_error();
-    if (!src) return ct_null_argument("ct_copy_", "src"), ct_last_error();
+    if (ct_tensor_unusable("ct_copy_", "dst", dst)) return ct_last_error();
+    if (ct_tensor_unusable("ct_copy_", "src", src)) return ct_last_error();
     char a[256], b[256];
     if (dst->ndim != src->ndim || memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)dst->ndim))
         return ct_error(CT_ERR_SHAPE, "ct_copy_: destination has shape %s and source %s; they must "
@@ -252,7 +252,7 @@ ct_status ct_copy_(ct_tensor *dst, const ct_tensor *src)
 
 ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes)
 {
-    if (!t) return ct_null_argument("ct_tensor_to_array", "t"), ct_last_error();
+    if (ct_tensor_unusable("ct_tensor_to_array", "t", t)) return ct_last_error();
     size_t bytes = (size_t)ct_numel(t) * ct_dtype_size(t->dtype);
     if (bytes == 0) return CT_OK;
     if (!dst) return ct_null_argument("ct_tensor_to_array", "dst"), ct_last_error();
@@ -278,7 +278,7 @@ ct_status ct_tensor_to_array(const ct_tensor *t, void *dst, size_t dst_bytes)
  * the caller). */
 static ct_status item_bytes(const ct_tensor *t, const char *function, const void *value, void *bytes)
 {
-    if (!t) return ct_null_argument(function, "t"), ct_last_error();
+    if (ct_tensor_unusable(function, "t", t)) return ct_last_error();
     if (!value) return ct_null_argument(function, "value"), ct_last_error();
     if (ct_numel(t) != 1) {
         char shape[256];

@@ -100,7 +100,7 @@ static bool view_strides(const ct_tensor *t, const int64_t *shape, int ndim, int
 ct_tensor *ct_tensor_reshape_view(const char *function, const ct_tensor *t, const int64_t *shape,
                                   int ndim, bool copy_allowed)
 {
-    if (!t) return ct_null_argument(function, "t");
+    if (ct_tensor_unusable(function, "t", t)) return NULL;
     int64_t sizes[CT_MAX_DIMS], strides[CT_MAX_DIMS];
     if (infer_shape(function, t, shape, ndim, sizes) != CT_OK) return NULL;
     if (view_strides(t, sizes, ndim, strides))
@@ -132,7 +132,7 @@ ct_tensor *ct_tensor_reshape_view(const char *function, const ct_tensor *t, cons
 
 ct_tensor *ct_tensor_flatten_view(const ct_tensor *t, int start_dim, int end_dim)
 {
-    if (!t) return ct_null_argument("ct_flatten", "t");
+    if (ct_tensor_unusable("ct_flatten", "t", t)) return NULL;
     int start, end;
     if (ct_normalize_dim("ct_flatten", start_dim, t->ndim, false, &start) != CT_OK ||
         ct_normalize_dim("ct_flatten", end_dim, t->ndim, false, &end) != CT_OK)
@@ -155,7 +155,7 @@ ct_tensor *ct_tensor_flatten_view(const ct_tensor *t, int start_dim, int end_dim
 
 ct_tensor *ct_tensor_expand_view(const ct_tensor *t, const int64_t *sizes, int ndim)
 {
-    if (!t) return ct_null_argument("ct_expand", "t");
+    if (ct_tensor_unusable("ct_expand", "t", t)) return NULL;
     if (ndim > 0 && !sizes) return ct_null_argument("ct_expand", "shape");
     char asked[256], have[256];
     if (ndim < t->ndim || ndim > CT_MAX_DIMS)
@@ -197,7 +197,7 @@ ct_tensor *ct_tensor_expand_view(const ct_tensor *t, const int64_t *sizes, int n
 
 ct_tensor *ct_tensor_transpose_view(const ct_tensor *t, int dim0, int dim1)
 {
-    if (!t) return ct_null_argument("ct_transpose", "t");
+    if (ct_tensor_unusable("ct_transpose", "t", t)) return NULL;
     int a, b;
     if (ct_normalize_dim("ct_transpose", dim0, t->ndim, false, &a) != CT_OK ||
         ct_normalize_dim("ct_transpose", dim1, t->ndim, false, &b) != CT_OK)
@@ -214,7 +214,7 @@ ct_tensor *ct_tensor_transpose_view(const ct_tensor *t, int dim0, int dim1)
 
 ct_tensor *ct_tensor_permute_view(const ct_tensor *t, const int *dims, int ndim)
 {
-    if (!t) return ct_null_argument("ct_permute", "t");
+    if (ct_tensor_unusable("ct_permute", "t", t)) return NULL;
     if (ndim > 0 && !dims) return ct_null_argument("ct_permute", "dims");
     if (ndim != t->ndim)
         return ct_error_null(CT_ERR_SHAPE, "ct_permute: %d dims given for a %d-d tensor; the dims must "
@@ -252,7 +252,7 @@ static ct_tensor *without_unit_dims(const ct_tensor *t, int drop)
 
 ct_tensor *ct_tensor_squeeze_view(const char *function, const ct_tensor *t, int dim, bool all_dims)
 {
-    if (!t) return ct_null_argument(function, "t");
+    if (ct_tensor_unusable(function, "t", t)) return NULL;
     if (all_dims) return without_unit_dims(t, -1);
     int d;
     if (ct_normalize_dim(function, dim, t->ndim, false, &d) != CT_OK) return NULL;
@@ -261,7 +261,7 @@ ct_tensor *ct_tensor_squeeze_view(const char *function, const ct_tensor *t, int 
 
 ct_tensor *ct_tensor_unsqueeze_view(const ct_tensor *t, int dim)
 {
-    if (!t) return ct_null_argument("ct_unsqueeze", "t");
+    if (ct_tensor_unusable("ct_unsqueeze", "t", t)) return NULL;
     int at;
     if (ct_normalize_dim("ct_unsqueeze", dim, t->ndim, true, &at) != CT_OK) return NULL;
     if (t->ndim + 1 > CT_MAX_DIMS)

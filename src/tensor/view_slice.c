@@ -28,7 +28,7 @@ static ct_tensor *part_of(const ct_tensor *t, int d, int64_t start, int64_t leng
 ct_tensor *ct_tensor_narrow_view(const char *function, const ct_tensor *t, int dim, int64_t start,
                                  int64_t length)
 {
-    if (!t) return ct_null_argument(function, "t");
+    if (ct_tensor_unusable(function, "t", t)) return NULL;
     int d;
     if (dim_of(function, t, dim, &d) != CT_OK) return NULL;
     int64_t size = t->shape[d];
@@ -56,7 +56,7 @@ static int64_t clamp_bound(int64_t bound, int64_t size)
 
 ct_tensor *ct_tensor_slice_view(const ct_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
 {
-    if (!t) return ct_null_argument("ct_slice", "t");
+    if (ct_tensor_unusable("ct_slice", "t", t)) return NULL;
     int d;
     if (dim_of("ct_slice", t, dim, &d) != CT_OK) return NULL;
     if (step <= 0)
@@ -71,7 +71,7 @@ ct_tensor *ct_tensor_slice_view(const ct_tensor *t, int dim, int64_t start, int6
 
 ct_tensor *ct_tensor_select_view(const ct_tensor *t, int dim, int64_t index)
 {
-    if (!t) return ct_null_argument("ct_select", "t");
+    if (ct_tensor_unusable("ct_select", "t", t)) return NULL;
     int d;
     if (dim_of("ct_select", t, dim, &d) != CT_OK) return NULL;
     int64_t size = t->shape[d];
@@ -119,7 +119,7 @@ static ct_status list_arguments(const char *function, const ct_tensor *t, int di
                                 int *count, int *d)
 {
     if (count) *count = 0;
-    if (!t) return ct_null_argument(function, "t"), ct_last_error();
+    if (ct_tensor_unusable(function, "t", t)) return ct_last_error();
     if (!out) return ct_null_argument(function, "out"), ct_last_error();
     if (!count) return ct_null_argument(function, "count"), ct_last_error();
     if (t->ndim == 0)

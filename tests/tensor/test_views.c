@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "ctorch.h"
@@ -315,6 +316,31 @@ static void a_chain_of_views_matches_plain_indexing(void **state)
     ct_release(t);
 }
 
+/* torch.Tensor.data_ptr(): a view's pointer is its first element's, in the base's memory. */
+static void data_ptr_of_a_view_points_at_its_first_element(void **state)
+{
+    (void)state;
+    int64_t values[12];
+    for (int i = 0; i < 12; i++) values[i] = 10 * i;
+    ct_tensor *t = ct_tensor_from_data(values, CT_I64, (int64_t[]){3, 4}, 2, CT_DEVICE_CPU);
+    ct_tensor *row = ct_select(t, 0, 2), *column = ct_select(t, 1, 1);
+    const int64_t *base = ct_data_ptr(t), *in_row = ct_data_ptr(row), *in_column = ct_data_ptr(column);
+    assert_int_equal(base[5], 50);
+    assert_ptr_equal(in_row, base + 8);
+    assert_int_equal(in_column[ct_tensor_strides(column)[0]], 50);
+    ct_tensor *moved = ct_to(t, (ct_device){CT_OPENCL, 0});
+    assert_non_null(moved);
+    assert_null(ct_data_ptr(moved));
+    assert_int_equal(ct_last_error(), CT_ERR_DEVICE);
+    assert_non_null(strstr(ct_last_error_message(), "the host cannot address"));
+    ct_clear_error();
+    assert_null(ct_data_ptr(NULL));
+    assert_int_equal(ct_last_error(), CT_ERR_NULL_ARGUMENT);
+    ct_clear_error();
+    ct_tensor *list[] = {t, row, column, moved};
+    for (int i = 0; i < 4; i++) ct_release(list[i]);
+}
+
 static void views_inside_a_scope_are_released_by_the_pop(void **state)
 {
     (void)state;
@@ -341,6 +367,7 @@ int main(void)
         cmocka_unit_test(transpose_and_permute_reorder_dims_with_negative_dims),
         cmocka_unit_test(squeeze_and_unsqueeze_remove_and_insert_size_one_dims),
         cmocka_unit_test(expand_repeats_size_one_dims_with_stride_zero),
+        cmocka_unit_test(data_ptr_of_a_view_points_at_its_first_element),
         cmocka_unit_test(a_chain_of_views_matches_plain_indexing),
         cmocka_unit_test(views_inside_a_scope_are_released_by_the_pop),
     };
