@@ -1,0 +1,151 @@
+/* `ctorch train --model gpt`'s training code: token data (text as bytes, or llm.c's token files),
+ * the step loop (gradient accumulation, clipping, autocast, --graph, DataParallel, DDP), the
+ * warm-up cosine schedule, validation, and GPT checkpoints. The command prints; this code
+ * computes (the tests call it directly). A function that fails returns its status and leaves a
+ * one-line message in ct_train_error_message() (train.h). */
+#ifndef CT_TRAIN_GPT_H
+#define CT_TRAIN_GPT_H
+
+#include "train.h"
+
+/* ---- token data (tools/train_gpt_data.c) ----
+ * A file is read whole onto the host: llm.c's token format (a header of 256 int32: magic 20240520,
+ * version 1, the token count; then the tokens as uint16, GPT-2's vocabulary) or anything else as
+ * text, one token per byte (vocabulary 256). The validation split is the file's last
+ * val_fraction of tokens. */
+#define CT_GPT_TOKENS_MAGIC 20240520
+#define CT_GPT_TEXT_VOCAB 256
+#define CT_GPT2_VOCAB 50257
+#define CT_GPT2_PADDED_VOCAB 50304
+
+typedef struct ct_gpt_tokens {
+    uint16_t *ids;     /* every token of the file */
+    int64_t count;
+    int64_t train_count; /* ids[0, train_count) train, the rest validate */
+    int64_t vocab_size;  /* 256 for text; GPT-2's for a token file */
+    uint16_t max_id;     /* the largest id in the file */
+    bool is_text;
+} ct_gpt_tokens;
+
+/* Reads path; CT_ERR_IO naming the file and what is wrong (a token file's bad magic, version or
+ * count). */
+ct_status ct_gpt_tokens_load(const char *path, ct_gpt_tokens *out);
+void ct_gpt_tokens_free(ct_gpt_tokens *tokens); /* NULL-safe */
+/* Splits off the last fraction (0 to below 1) of the tokens for validation; each part must hold
+ * a window of seq_len + 1 tokens (CT_ERR_INVALID_ARGUMENT naming the sizes otherwise). */
+ct_status ct_gpt_tokens_split(ct_gpt_tokens *tokens, double val_fraction, int64_t seq_len);
+/* The shipped Shakespeare (data/tinyshakespeare.txt beside the shipped digits); NULL recorded
+ * when it is not found. */
+const char *ct_gpt_default_text_path(void);
+
+typedef enum ct_gpt_data_order { CT_GPT_ORDER_RANDOM = 0, CT_GPT_ORDER_SEQUENTIAL } ct_gpt_data_order;
+
+/* The windows of training step `step`, for one rank and one micro-batch: x and y [rows, T] int64
+ * ids on the host, y the ids one token on. A step takes global_rows = micro_steps * world * rows
+ * windows, window j = micro * world * rows + rank * rows + b, so that gradient accumulation and
+ * DDP ranks together take the windows that one process with the whole batch takes.
+ * random: window j starts at a hash of (seed, step, j) in [0, train_count - T - 1].
+ * sequential (llm.c's loader): the step's windows are consecutive from the step's position, which
+ * advances by global_rows * T and starts again from 0 when the next step's would not fit. */
+typedef struct ct_gpt_window_spec {
+    ct_gpt_data_order order;
+    double val_fraction; /* the file's last fraction validates */
+    uint64_t seed;
+    int64_t rows, seq_len, micro_steps;
+    int rank, world;
+} ct_gpt_window_spec;
+void ct_gpt_train_windows(const ct_gpt_tokens *tokens, const ct_gpt_window_spec *spec, int64_t step, int64_t micro,
+                          int64_t *x, int64_t *y);
+/* Validation batch `batch` (rows windows of T, consecutive from the split's start, wrapping):
+ * the same batches at every evaluation. */
+void ct_gpt_val_windows(const ct_gpt_tokens *tokens, int64_t rows, int64_t seq_len, int64_t batch, int64_t *x,
+                        int64_t *y);
+
+/* ---- the run (tools/train_gpt_loop.c) ---- */
+typedef struct ct_gpt_train_config {
+    ct_gpt_config model;
+    int64_t steps, batch_size, seq_len, grad_accum;
+    double lr, weight_decay, beta1, beta2;
+    /* warm-up cosine (llm.c's train_gpt2.cu): warmup > 0 or min_lr_factor < 1 schedules; the
+     * rate is constant when schedule is false */
+    bool schedule;
+    int64_t warmup;
+    double min_lr_factor;
+    double clip_grad; /* 0: none */
+    int64_t eval_every, eval_batches; /* eval_every 0: only after the last step */
+    ct_gpt_data_order order;
+    double val_fraction; /* the file's last fraction validates */
+    uint64_t seed;
+    ct_device device;
+    int data_parallel_count;
+    ct_device data_parallel[CT_TRAIN_MAX_DEVICES];
+    bool distributed;
+    ct_dtype amp;
+    bool graph;
+    const struct ct_gpt_train_state *resume;
+} ct_gpt_train_config;
+
+/* The defaults of `ctorch train --model gpt` (the small byte-level run on Shakespeare). */
+ct_gpt_train_config ct_gpt_train_config_default(void);
+/* The rate of step (from 0) of config's schedule. */
+double ct_gpt_train_lr(const ct_gpt_train_config *config, int64_t step);
+/* CT_ERR_INVALID_ARGUMENT naming the option when config cannot train on tokens (T above the
+ * block, heads that do not divide the channels, ids at or above the vocabulary, --graph with
+ * several devices or fp16, ...): what the command checks before training. */
+ct_status ct_gpt_train_check(const ct_gpt_train_config *config, const ct_gpt_tokens *tokens);
+
+typedef struct ct_gpt_step {
+    int64_t step, steps;  /* from 0 */
+    double loss;          /* the step's forward loss (before its update), the whole job's */
+    double lr;
+    double tokens_per_second;
+    double val_loss;      /* NaN when the step was not evaluated */
+    double seconds;
+} ct_gpt_step;
+
+typedef struct ct_gpt_train_state {
+    int64_t step;             /* steps done */
+    ct_state_dict *optimizer;
+    ct_tensor *rng;
+    double amp_scale;
+    int64_t amp_growth_tracker;
+} ct_gpt_train_state;
+void ct_gpt_train_state_free(ct_gpt_train_state *state);
+
+typedef struct ct_gpt_observer {
+    void (*on_step)(void *context, const ct_gpt_step *step);
+    /* after every evaluation and the last step: the plain model and the state to resume from */
+    ct_status (*on_state)(void *context, const ct_module *model, const ct_gpt_train_state *state);
+    void *context;
+} ct_gpt_observer;
+
+typedef struct ct_gpt_train_result {
+    double final_loss, val_loss;
+    double train_seconds, tokens_per_second;
+    int64_t steps_run;
+} ct_gpt_train_result;
+
+/* Trains model (a ct_gpt, moved to config->device) on tokens. */
+ct_status ct_gpt_train_run(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
+                           const ct_gpt_observer *observer, ct_gpt_train_result *result);
+/* The mean loss over config->eval_batches validation batches of config->batch_size. */
+ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
+                          double *loss);
+/* Model flops per token as nanoGPT's estimate_mfu: 6 N + 12 L T C (N without the position table). */
+double ct_gpt_flops_per_token(const ct_gpt_config *config, int64_t parameters, int64_t seq_len);
+
+/* ---- checkpoints (tools/train_gpt_checkpoint.c) ----
+ * The state dict with nanoGPT's names (GPT.state_dict(): lm_head.weight beside
+ * transformer.wte.weight) and the config in __metadata__ ("ctorch.gpt.vocab_size", ...); with
+ * state, the resume state beside it ("optimizer." names, "ctorch.rng_state", "ctorch.gpt.step"
+ * and the options that fix the run's numbers). */
+ct_status ct_gpt_checkpoint_save(const ct_module *model, const ct_gpt_train_config *config,
+                                 const ct_gpt_train_state *state, const char *path);
+/* A GPT from a file (its config from the file), on the cpu or through map_location. */
+ct_status ct_gpt_checkpoint_load(const char *path, const char *map_location, ct_module **out);
+/* --resume: the file's weights into model and its state into *out, after checking that it was
+ * saved by a run with config's options (CT_ERR_INVALID_ARGUMENT naming the option that differs). */
+ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *config, ct_module *model,
+                                   ct_gpt_train_state *out);
+
+#endif
