@@ -180,7 +180,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
         !parse_count("--seq-len", g.seq_len, 1, 1 << 20, &c->seq_len) ||
         !parse_count("--steps", g.steps, 1, 100000000, &c->steps) ||
         !parse_count("--batch-size", g.batch_size, 1, 1 << 20, &c->batch_size) ||
-        !parse_count("--grad-accum", g.grad_accum, 1, 1 << 20, &c->grad_accum) ||
+        !parse_count("--grad-accum", g.grad_accum, 1, 64, &c->grad_accum) ||
         !parse_count("--eval-every", g.eval_every, 0, 100000000, &c->eval_every) ||
         !parse_count("--eval-batches", g.eval_batches, 1, 1 << 20, &c->eval_batches) ||
         !parse_count("--sample", g.sample, 0, 1 << 20, &o->sample_tokens))
@@ -202,7 +202,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
             fprintf(stderr, "ctorch " COMMAND ": --data-order '%s' is not random or sequential\n", g.data_order);
             return CT_EXIT_USAGE;
         }
-        c->order = g.data_order[0] == 's' ? CT_GPT_ORDER_SEQUENTIAL : CT_GPT_ORDER_RANDOM;
+        c->order = g.data_order[0] == 's' ? CT_TOKEN_ORDER_SEQUENTIAL : CT_TOKEN_ORDER_RANDOM;
     }
     o->config.beta2 = 0.99;
     double fraction = 0.1;
@@ -331,18 +331,20 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
     ct_gpt_tokens tokens = {0};
     const char *path = o->data ? o->data : ct_gpt_default_text_path();
     if (!path) return fail(job, CT_EXIT_FAILURE, NULL, NULL);
-    if (ct_gpt_tokens_load(path, &tokens) != CT_OK) return fail(job, CT_EXIT_USAGE, NULL, NULL);
     if (o->init) {
         if (ct_gpt_checkpoint_load(o->init, o->map_location, &model) != CT_OK)
-            return fail(job, CT_EXIT_USAGE, NULL, &tokens);
+            return fail(job, CT_EXIT_USAGE, NULL, NULL);
         ct_gpt_config_of(model, &c->model);
         if (c->seq_len > c->model.block_size && c->seq_len == ct_gpt_train_config_default().seq_len)
             c->seq_len = c->model.block_size;
-    } else if (!tokens.is_text) {
+    } else if (ct_gpt_is_token_file(path)) {
         c->model.vocab_size = CT_GPT2_VOCAB;
         c->model.padded_vocab_size = CT_GPT2_PADDED_VOCAB;
     }
-    if (ct_gpt_train_check(c, &tokens) != CT_OK || ct_gpt_tokens_split(&tokens, c->val_fraction, c->seq_len) != CT_OK)
+    /* the options first (the message names them), then the data against them */
+    if (ct_gpt_train_check(c, NULL) != CT_OK ||
+        ct_gpt_tokens_load(path, c->model.vocab_size, c->val_fraction, &tokens) != CT_OK ||
+        ct_gpt_train_check(c, &tokens) != CT_OK)
         return fail(job, CT_EXIT_USAGE, model, &tokens);
     if (!model) {
         ct_manual_seed(c->seed);
@@ -370,8 +372,8 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
         printf("Training a GPT (%lld layers, %lld heads, %lld channels, vocabulary %lld: %.2fM parameters) on %s: "
                "%lld tokens, %lld held out; %lld steps of %lld x %lld x %lld tokens%s, AdamW lr %g, weight decay %g",
                (long long)c->model.n_layer, (long long)c->model.n_head, (long long)c->model.n_embd,
-               (long long)c->model.vocab_size, (double)parameters / 1e6, path, (long long)tokens.train_count,
-               (long long)(tokens.count - tokens.train_count), (long long)c->steps, (long long)c->grad_accum,
+               (long long)c->model.vocab_size, (double)parameters / 1e6, path, (long long)ct_token_data_size(tokens.train),
+               (long long)(tokens.val ? ct_token_data_size(tokens.val) : 0), (long long)c->steps, (long long)c->grad_accum,
                (long long)c->batch_size, (long long)c->seq_len, job->distributed ? " per process" : "", c->lr,
                c->weight_decay);
         if (c->schedule) printf(", warm-up %lld then cosine to %g x", (long long)c->warmup, c->min_lr_factor);

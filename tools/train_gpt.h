@@ -9,57 +9,29 @@
 #include "train.h"
 
 /* ---- token data (tools/train_gpt_data.c) ----
- * A file is read whole onto the host: llm.c's token format (a header of 256 int32: magic 20240520,
- * version 1, the token count; then the tokens as uint16, GPT-2's vocabulary) or anything else as
- * text, one token per byte (vocabulary 256). The validation split is the file's last
- * val_fraction of tokens. */
-#define CT_GPT_TOKENS_MAGIC 20240520
+ * The library's token data (ctorch/data.h: llm.c's token files, or text as bytes) split into
+ * training and validation tokens (the file's last val_fraction). */
 #define CT_GPT_TEXT_VOCAB 256
 #define CT_GPT2_VOCAB 50257
 #define CT_GPT2_PADDED_VOCAB 50304
 
 typedef struct ct_gpt_tokens {
-    uint16_t *ids;     /* every token of the file */
-    int64_t count;
-    int64_t train_count; /* ids[0, train_count) train, the rest validate */
-    int64_t vocab_size;  /* 256 for text; GPT-2's for a token file */
-    uint16_t max_id;     /* the largest id in the file */
+    ct_token_data *train, *val; /* val NULL without a split: the training tokens validate */
+    int64_t count;              /* both parts */
     bool is_text;
 } ct_gpt_tokens;
 
-/* Reads path; CT_ERR_IO naming the file and what is wrong (a token file's bad magic, version or
- * count). */
-ct_status ct_gpt_tokens_load(const char *path, ct_gpt_tokens *out);
+/* Whether path is read as an llm.c token file (ct_token_data_load's rule: the name ends in .bin,
+ * or it starts with the magic) rather than as text. */
+bool ct_gpt_is_token_file(const char *path);
+/* Reads path with ids below vocab_size (0: 256 for text, GPT-2's 50257 for a token file) and
+ * splits off the last val_fraction (0 to below 1) of it; the library's error recorded
+ * (CT_ERR_IO for a bad file, CT_ERR_INVALID_ARGUMENT for an id at or above the vocabulary). */
+ct_status ct_gpt_tokens_load(const char *path, int64_t vocab_size, double val_fraction, ct_gpt_tokens *out);
 void ct_gpt_tokens_free(ct_gpt_tokens *tokens); /* NULL-safe */
-/* Splits off the last fraction (0 to below 1) of the tokens for validation; each part must hold
- * a window of seq_len + 1 tokens (CT_ERR_INVALID_ARGUMENT naming the sizes otherwise). */
-ct_status ct_gpt_tokens_split(ct_gpt_tokens *tokens, double val_fraction, int64_t seq_len);
-/* The shipped Shakespeare (data/tinyshakespeare.txt beside the shipped digits); NULL recorded
- * when it is not found. */
+/* The shipped Shakespeare (tinyshakespeare.txt beside the shipped digits); NULL recorded when it
+ * is not found. */
 const char *ct_gpt_default_text_path(void);
-
-typedef enum ct_gpt_data_order { CT_GPT_ORDER_RANDOM = 0, CT_GPT_ORDER_SEQUENTIAL } ct_gpt_data_order;
-
-/* The windows of training step `step`, for one rank and one micro-batch: x and y [rows, T] int64
- * ids on the host, y the ids one token on. A step takes global_rows = micro_steps * world * rows
- * windows, window j = micro * world * rows + rank * rows + b, so that gradient accumulation and
- * DDP ranks together take the windows that one process with the whole batch takes.
- * random: window j starts at a hash of (seed, step, j) in [0, train_count - T - 1].
- * sequential (llm.c's loader): the step's windows are consecutive from the step's position, which
- * advances by global_rows * T and starts again from 0 when the next step's would not fit. */
-typedef struct ct_gpt_window_spec {
-    ct_gpt_data_order order;
-    double val_fraction; /* the file's last fraction validates */
-    uint64_t seed;
-    int64_t rows, seq_len, micro_steps;
-    int rank, world;
-} ct_gpt_window_spec;
-void ct_gpt_train_windows(const ct_gpt_tokens *tokens, const ct_gpt_window_spec *spec, int64_t step, int64_t micro,
-                          int64_t *x, int64_t *y);
-/* Validation batch `batch` (rows windows of T, consecutive from the split's start, wrapping):
- * the same batches at every evaluation. */
-void ct_gpt_val_windows(const ct_gpt_tokens *tokens, int64_t rows, int64_t seq_len, int64_t batch, int64_t *x,
-                        int64_t *y);
 
 /* ---- the run (tools/train_gpt_loop.c) ---- */
 typedef struct ct_gpt_train_config {
@@ -73,7 +45,7 @@ typedef struct ct_gpt_train_config {
     double min_lr_factor;
     double clip_grad; /* 0: none */
     int64_t eval_every, eval_batches; /* eval_every 0: only after the last step */
-    ct_gpt_data_order order;
+    ct_token_order order;
     double val_fraction; /* the file's last fraction validates */
     uint64_t seed;
     ct_device device;
@@ -90,8 +62,8 @@ ct_gpt_train_config ct_gpt_train_config_default(void);
 /* The rate of step (from 0) of config's schedule. */
 double ct_gpt_train_lr(const ct_gpt_train_config *config, int64_t step);
 /* CT_ERR_INVALID_ARGUMENT naming the option when config cannot train on tokens (T above the
- * block, heads that do not divide the channels, ids at or above the vocabulary, --graph with
- * several devices or fp16, ...): what the command checks before training. */
+ * block, heads that do not divide the channels, data shorter than a batch, --graph with several
+ * devices or fp16, ...): what the command checks before training. tokens may be NULL. */
 ct_status ct_gpt_train_check(const ct_gpt_train_config *config, const ct_gpt_tokens *tokens);
 
 typedef struct ct_gpt_step {
@@ -128,7 +100,8 @@ typedef struct ct_gpt_train_result {
 /* Trains model (a ct_gpt, moved to config->device) on tokens. */
 ct_status ct_gpt_train_run(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
                            const ct_gpt_observer *observer, ct_gpt_train_result *result);
-/* The mean loss over config->eval_batches validation batches of config->batch_size. */
+/* The mean loss over config->eval_batches validation batches of config->batch_size, in llm.c's
+ * sequential order from the split's start (the same batches at every evaluation). */
 ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
                           double *loss);
 /* Model flops per token as nanoGPT's estimate_mfu: 6 N + 12 L T C (N without the position table). */

@@ -51,7 +51,7 @@ static void run_options(const ct_gpt_train_config *c, run_option out[RUN_OPTIONS
            c->min_lr_factor);
     OPTION("clip_grad", "--clip-grad", "%.17g", c->clip_grad);
     OPTION("seed", "--seed", "%" PRIu64, c->seed);
-    OPTION("data_order", "--data-order", "%s", c->order == CT_GPT_ORDER_SEQUENTIAL ? "sequential" : "random");
+    OPTION("data_order", "--data-order", "%s", c->order == CT_TOKEN_ORDER_SEQUENTIAL ? "sequential" : "random");
     OPTION("amp", "--amp", "%s", ct_train_amp_name(c->amp));
 #undef OPTION
 }
@@ -150,9 +150,12 @@ static ct_status load(const char *path, const char *map_location, ct_module *mod
         made = ct_gpt(&config);
         if (!made) status = ct_train_fail_library("the checkpoint's GPT");
     }
-    ct_load_report report;
-    if (status == CT_OK && ct_module_load_state_dict(model ? model : made, weights, true, &report) != CT_OK)
-        status = ct_train_fail(CT_ERR_IO, "'%s' does not fit the GPT: %s", path, report.message);
+    if (status == CT_OK && ct_gpt_load_state_dict(model ? model : made, weights) != CT_OK) {
+        char what[512];
+        snprintf(what, sizeof what, "'%s' does not fit the GPT", path);
+        status = ct_train_fail_library(what);
+        if (status == CT_ERR_INVALID_ARGUMENT) status = CT_ERR_IO;
+    }
     ct_state_dict_free(weights);
     if (status != CT_OK) {
         ct_module_release(made);

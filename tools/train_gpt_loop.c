@@ -31,7 +31,7 @@ ct_gpt_train_config ct_gpt_train_config_default(void)
         .clip_grad = 1.0,
         .eval_every = 200,
         .eval_batches = 20,
-        .order = CT_GPT_ORDER_RANDOM,
+        .order = CT_TOKEN_ORDER_RANDOM,
         .val_fraction = 0.1,
         .seed = 1337,
         .device = CT_DEVICE_CPU,
@@ -56,6 +56,31 @@ double ct_gpt_flops_per_token(const ct_gpt_config *m, int64_t parameters, int64_
     return 6.0 * n + 12.0 * (double)m->n_layer * (double)seq_len * (double)m->n_embd;
 }
 
+/* The training loader of this rank and the validation loader (sequential, the same batches on
+ * every rank), on device. */
+static ct_status make_loaders(const ct_gpt_train_config *c, const ct_gpt_tokens *tokens, ct_device device,
+                              ct_token_loader **train, ct_token_loader **val)
+{
+    ct_token_loader_options o = ct_token_loader_options_default();
+    o.batch_size = c->batch_size;
+    o.seq_len = c->seq_len;
+    o.order = c->order;
+    o.seed = c->seed;
+    o.device = device;
+    if (c->distributed) {
+        o.rank = ct_dist_rank();
+        o.world_size = ct_dist_world_size();
+    }
+    *train = ct_token_loader_create(tokens->train, &o);
+    if (!*train) return ct_train_fail_library("--data (training tokens)");
+    o.order = CT_TOKEN_ORDER_SEQUENTIAL;
+    o.rank = 0;
+    o.world_size = 1;
+    *val = ct_token_loader_create(tokens->val ? tokens->val : tokens->train, &o);
+    if (!*val) return ct_train_fail_library("--data (validation tokens; --val-fraction)");
+    return CT_OK;
+}
+
 ct_status ct_gpt_train_check(const ct_gpt_train_config *c, const ct_gpt_tokens *tokens)
 {
     if (ct_gpt_config_check(&c->model) != CT_OK) return ct_train_fail_library("the model's configuration");
@@ -63,13 +88,9 @@ ct_status ct_gpt_train_check(const ct_gpt_train_config *c, const ct_gpt_tokens *
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--seq-len %lld: the model's block size is %lld; give 1 "
                              "to %lld", (long long)c->seq_len, (long long)c->model.block_size,
                              (long long)c->model.block_size);
-    if (tokens && tokens->max_id >= c->model.vocab_size)
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--data holds token id %u, but the model's vocabulary is "
-                             "%lld ids (0 to %lld)", (unsigned)tokens->max_id, (long long)c->model.vocab_size,
-                             (long long)c->model.vocab_size - 1);
-    if (c->steps < 1 || c->batch_size < 1 || c->grad_accum < 1 || !(c->lr > 0))
-        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--steps, --batch-size, --grad-accum and --lr must be "
-                             "positive");
+    if (c->steps < 1 || c->batch_size < 1 || c->grad_accum < 1 || c->grad_accum > 64 || !(c->lr > 0))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--steps, --batch-size and --lr must be positive, "
+                             "--grad-accum from 1 to 64");
     if (c->amp != CT_F32 && c->data_parallel_count > 0)
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--amp with --data-parallel: autocast is per thread and "
                              "DataParallel's replicas run in threads of their own; use mpirun");
@@ -80,7 +101,13 @@ ct_status ct_gpt_train_check(const ct_gpt_train_config *c, const ct_gpt_tokens *
     if (c->data_parallel_count > 0 && c->batch_size < c->data_parallel_count)
         return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--batch-size %lld is split over %d devices: give at least "
                              "one row each", (long long)c->batch_size, c->data_parallel_count);
-    return CT_OK;
+    if (!tokens) return CT_OK;
+    /* the loaders' own checks of the data's size, on the host */
+    ct_token_loader *train = NULL, *val = NULL;
+    ct_status status = make_loaders(c, tokens, CT_DEVICE_CPU, &train, &val);
+    ct_token_loader_free(train);
+    ct_token_loader_free(val);
+    return status;
 }
 
 static double now_seconds(void)
@@ -288,17 +315,11 @@ static ct_status make_optimizer(const ct_gpt_train_config *c, ct_module *model, 
 }
 
 /* ---- evaluation ---- */
-ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *c,
-                          double *loss)
+/* The mean loss of eval_batches batches from the validation loader's start. */
+static ct_status evaluate(ct_module *model, ct_token_loader *val, const ct_gpt_train_config *c, double *loss)
 {
     *loss = NAN;
-    int64_t rows = c->batch_size, T = c->seq_len, n = rows * T;
-    int64_t *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    if (!x || !y) {
-        free(x);
-        free(y);
-        return ct_train_fail(CT_ERR_OUT_OF_MEMORY, "no memory for a validation batch");
-    }
+    if (ct_token_loader_set_position(val, 0) != CT_OK) return ct_train_fail_library("the validation batches");
     ct_module_eval(model);
     ct_no_grad_push();
     ct_scope_push();
@@ -306,10 +327,8 @@ ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const c
     stepper s = {.config = c, .model = model};
     ct_status status = CT_OK;
     for (int64_t b = 0; b < c->eval_batches && status == CT_OK; b++) {
-        ct_gpt_val_windows(tokens, rows, T, b, x, y);
-        ct_tensor *xt = ct_tensor_from_data(x, CT_I64, (int64_t[]){rows, T}, 2, c->device);
-        ct_tensor *yt = ct_tensor_from_data(y, CT_I64, (int64_t[]){rows, T}, 2, c->device);
-        ct_tensor *l = xt && yt ? forward_loss(&s, model, xt, yt) : NULL;
+        ct_tensor *x = NULL, *y = NULL;
+        ct_tensor *l = ct_token_loader_next(val, &x, &y) == CT_OK ? forward_loss(&s, model, x, y) : NULL;
         sum = l ? (sum ? ct_add(sum, l) : l) : NULL;
         if (!sum) status = ct_train_fail_library("the validation loss");
     }
@@ -318,9 +337,18 @@ ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const c
     ct_scope_pop();
     ct_no_grad_pop();
     ct_module_train(model, true);
-    free(x);
-    free(y);
     if (status == CT_OK) *loss = total / (double)c->eval_batches;
+    return status;
+}
+
+ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *c,
+                          double *loss)
+{
+    ct_token_loader *train = NULL, *val = NULL;
+    ct_status status = make_loaders(c, tokens, ct_module_device(model), &train, &val);
+    if (status == CT_OK) status = evaluate(model, val, c, loss);
+    ct_token_loader_free(train);
+    ct_token_loader_free(val);
     return status;
 }
 
@@ -354,38 +382,36 @@ static ct_status restore(const stepper *s, const ct_gpt_train_state *r)
     return CT_OK;
 }
 
-/* The step's batch for this rank, every micro-batch's rows one after another, on the device. */
-static ct_status step_batch(const ct_gpt_tokens *tokens, const ct_gpt_train_config *c, const ct_gpt_window_spec *spec,
-                            int64_t step, int64_t *x, int64_t *y, ct_tensor **xt, ct_tensor **yt)
+/* The step's batch for this rank: grad_accum of the loader's batches, one after another. */
+static ct_status step_batch(ct_token_loader *loader, int64_t micro_steps, ct_tensor **x, ct_tensor **y)
 {
-    int64_t per_micro = spec->rows * c->seq_len;
-    for (int64_t k = 0; k < c->grad_accum; k++)
-        ct_gpt_train_windows(tokens, spec, step, k, x + k * per_micro, y + k * per_micro);
-    int64_t shape[2] = {c->grad_accum * spec->rows, c->seq_len};
-    *xt = ct_tensor_from_data(x, CT_I64, shape, 2, c->device);
-    *yt = ct_tensor_from_data(y, CT_I64, shape, 2, c->device);
-    return *xt && *yt ? CT_OK : ct_train_fail_library("the batch");
+    ct_tensor *xs[64], *ys[64];
+    if (micro_steps == 1) return ct_token_loader_next(loader, x, y) == CT_OK ? CT_OK : ct_train_fail_library("the batch");
+    for (int64_t k = 0; k < micro_steps; k++)
+        if (ct_token_loader_next(loader, &xs[k], &ys[k]) != CT_OK) return ct_train_fail_library("the batch");
+    *x = ct_cat((const ct_tensor *const *)xs, (int)micro_steps, 0);
+    *y = ct_cat((const ct_tensor *const *)ys, (int)micro_steps, 0);
+    return *x && *y ? CT_OK : ct_train_fail_library("the batch");
 }
 
 static ct_status train_steps(ct_module *model, ct_module *net, const ct_gpt_tokens *tokens,
                              const ct_gpt_train_config *c, const ct_gpt_observer *observer,
                              ct_gpt_train_result *result)
 {
-    int rank = c->distributed ? ct_dist_rank() : 0, world = c->distributed ? ct_dist_world_size() : 1;
-    ct_gpt_window_spec spec = {.order = c->order, .seed = c->seed, .rows = c->batch_size, .seq_len = c->seq_len,
-                               .micro_steps = c->grad_accum, .rank = rank, .world = world};
+    int world = c->distributed ? ct_dist_world_size() : 1;
     stepper s = {.config = c, .model = model, .net = net, .rows = c->batch_size};
-    ct_status status = make_optimizer(c, model, &s);
+    ct_token_loader *train = NULL, *val = NULL;
+    ct_status status = make_loaders(c, tokens, c->device, &train, &val);
+    if (status == CT_OK) status = make_optimizer(c, model, &s);
     if (status == CT_OK && c->amp == CT_F16 && !(s.scaler = ct_grad_scaler_new(NULL)))
         status = ct_train_fail_library("making the gradient scaler");
     if (status == CT_OK && c->resume) status = restore(&s, c->resume);
     graph_step g = {0};
     if (status == CT_OK && c->graph) status = graph_create(c, c->grad_accum * c->batch_size, &g);
-    int64_t n = c->grad_accum * c->batch_size * c->seq_len;
-    int64_t *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    if (status == CT_OK && (!x || !y)) status = ct_train_fail(CT_ERR_OUT_OF_MEMORY, "no memory for a batch");
-    double tokens_per_step = (double)(n * world);
+    double tokens_per_step = (double)(c->grad_accum * c->batch_size * c->seq_len * world);
     int64_t first = c->resume ? c->resume->step : 0;
+    if (status == CT_OK && ct_token_loader_set_position(train, first * c->grad_accum) != CT_OK)
+        status = ct_train_fail_library("--resume: the batches");
     ct_module_train(net, true);
     for (int64_t step = first; step < c->steps && status == CT_OK; step++) {
         double start = now_seconds(), lr = ct_gpt_train_lr(c, step);
@@ -393,7 +419,7 @@ static ct_status train_steps(ct_module *model, ct_module *net, const ct_gpt_toke
         ct_scope_push();
         ct_tensor *xt = NULL, *yt = NULL, *loss = NULL;
         const ct_tensor *step_loss = NULL;
-        if (status == CT_OK) status = step_batch(tokens, c, &spec, step, x, y, &xt, &yt);
+        if (status == CT_OK) status = step_batch(train, c->grad_accum, &xt, &yt);
         if (status == CT_OK && c->graph) {
             status = graph_run(&s, &g, xt, yt, lr, &step_loss);
         } else if (status == CT_OK) {
@@ -414,28 +440,28 @@ static ct_status train_steps(ct_module *model, ct_module *net, const ct_gpt_toke
         result->train_seconds += seconds;
         result->final_loss = value;
         result->steps_run++;
-        bool last = step + 1 == c->steps, evaluate = last || (c->eval_every > 0 && (step + 1) % c->eval_every == 0);
+        bool last = step + 1 == c->steps, evaluating = last || (c->eval_every > 0 && (step + 1) % c->eval_every == 0);
         if (!isfinite(value)) {
             status = ct_train_fail(CT_ERR_INVALID_ARGUMENT, "step %lld: the loss is %g: training diverged (try a "
                                    "smaller --lr); stopped, nothing saved", (long long)step, value);
             break;
         }
-        if (evaluate) {
-            status = ct_gpt_evaluate(model, tokens, c, &info.val_loss);
+        if (evaluating) {
+            status = evaluate(model, val, c, &info.val_loss);
             ct_module_train(net, true);
             result->val_loss = info.val_loss;
         }
         if (status == CT_OK && observer && observer->on_step) observer->on_step(observer->context, &info);
-        if (status == CT_OK && evaluate && observer && observer->on_state) {
+        if (status == CT_OK && evaluating && observer && observer->on_state) {
             ct_gpt_train_state now;
             status = keep_state(&s, step + 1, &now);
             if (status == CT_OK) status = observer->on_state(observer->context, model, &now);
             ct_gpt_train_state_free(&now);
         }
     }
-    if (status == CT_OK && result->steps_run == 0) status = ct_gpt_evaluate(model, tokens, c, &result->val_loss);
-    free(x);
-    free(y);
+    if (status == CT_OK && result->steps_run == 0) status = evaluate(model, val, c, &result->val_loss);
+    ct_token_loader_free(train);
+    ct_token_loader_free(val);
     graph_free(&g);
     ct_grad_scaler_free(s.scaler);
     ct_optimizer_free(s.optimizer);
