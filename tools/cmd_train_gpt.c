@@ -288,7 +288,7 @@ static void print_step(void *context, const ct_gpt_step *s)
     if (p->peak > 0)
         snprintf(mfu, sizeof mfu, "  MFU %.1f%%", 100 * p->flops_per_token * s->tokens_per_second / p->peak);
     if (!isnan(s->val_loss)) snprintf(val, sizeof val, "  val loss %.4f", s->val_loss);
-    printf("step %5lld/%lld  loss %.4f  lr %.3g  %8.0f tokens/s%s  %.0f ms%s\n", (long long)s->step + 1,
+    printf("step %5lld/%lld  loss %.4f  lr %.2e  %8.0f tokens/s%s  %.0f ms%s\n", (long long)s->step + 1,
            (long long)s->steps, s->loss, s->lr, s->tokens_per_second, mfu, 1000 * s->seconds, val);
     fflush(stdout);
 }

@@ -39,8 +39,7 @@ static ct_gpt_train_config tiny_config(void)
 
 static void load_tokens(ct_gpt_tokens *tokens)
 {
-    if (ct_gpt_tokens_load(CTORCH_SOURCE_DIR "/data/tinyshakespeare.txt", tokens) != CT_OK ||
-        ct_gpt_tokens_split(tokens, 0.1, 16) != CT_OK)
+    if (ct_gpt_tokens_load(CTORCH_SOURCE_DIR "/data/tinyshakespeare.txt", 0, 0.1, tokens) != CT_OK)
         fail_msg("%s", ct_train_error_message());
 }
 
@@ -300,14 +299,14 @@ static void bad_input_exits_2_before_training(void **state)
     snprintf(args, sizeof args, "train " TINY " --steps 1 --data %s", path);
     write_token_file(path, 20240521, 1, 1000, 1000, 5);
     assert_refused(args, "magic");
-    write_token_file(path, CT_GPT_TOKENS_MAGIC, 2, 1000, 1000, 5);
+    write_token_file(path, CT_TOKEN_FILE_MAGIC, 2, 1000, 1000, 5);
     assert_refused(args, "version 2");
-    write_token_file(path, CT_GPT_TOKENS_MAGIC, 1, 1000, 900, 5);
-    assert_refused(args, "counts 1000 tokens but the file holds 900");
-    write_token_file(path, CT_GPT_TOKENS_MAGIC, 1, 20, 20, 5);
+    write_token_file(path, CT_TOKEN_FILE_MAGIC, 1, 1000, 900, 5);
+    assert_refused(args, "the header says 1000 tokens");
+    write_token_file(path, CT_TOKEN_FILE_MAGIC, 1, 20, 20, 5);
     assert_refused(args, "window");
-    write_token_file(path, CT_GPT_TOKENS_MAGIC, 1, 1000, 1000, 60000);
-    assert_refused(args, "token id 60000");
+    write_token_file(path, CT_TOKEN_FILE_MAGIC, 1, 1000, 1000, 60000);
+    assert_refused(args, "is id 60000, outside the vocabulary of 50257");
     unlink(path);
 }
 
