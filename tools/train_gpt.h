@@ -100,7 +100,7 @@ typedef struct ct_gpt_train_result {
 /* Trains model (a ct_gpt, moved to config->device) on tokens. */
 ct_status ct_gpt_train_run(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
                            const ct_gpt_observer *observer, ct_gpt_train_result *result);
-/* The mean loss over config->eval_batches validation batches of batch_size x grad_accum rows, in llm.c's
+/* The mean loss over config->eval_batches validation batches of a step's rows (batch_size x grad_accum x ranks), in llm.c's
  * sequential order from the split's start (the same batches at every evaluation). */
 ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const ct_gpt_train_config *config,
                           double *loss);

@@ -73,9 +73,9 @@ static ct_status make_loaders(const ct_gpt_train_config *c, const ct_gpt_tokens 
     }
     *train = ct_token_loader_create(tokens->train, &o);
     if (!*train) return ct_train_fail_library("--data (training tokens)");
-    /* a validation batch is a step's rows (grad_accum x batch_size): the same batches for the same
-     * step size, however it is accumulated */
-    o.batch_size = c->batch_size * c->grad_accum;
+    /* a validation batch is a step's rows (grad_accum x batch_size x ranks): the same batches for
+     * the same step, however it is accumulated or shared */
+    o.batch_size = c->batch_size * c->grad_accum * o.world_size;
     o.order = CT_TOKEN_ORDER_SEQUENTIAL;
     o.rank = 0;
     o.world_size = 1;
