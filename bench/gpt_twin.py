@@ -7,11 +7,11 @@ can be set side by side (bench/gpt_compare.py).
 
     bench/gpt_twin.py [--data FILE] [--steps N] [--amp bf16] [--device cpu|cuda] [--json] [...]
 
-The windows are ctorch's (tools/train_gpt_data.c): step s takes window j at the offset
-splitmix64(splitmix64(seed + 0x9e3779b97f4a7c15 (s + 1)) + j) mod (train tokens - T); validation
-batch b takes the windows b*B .. b*B+B-1 one after another from the split's start. The
-initialisation draws from PyTorch's generator, so the two runs start from different weights of
-the same distribution: their losses agree statistically, not bit for bit.
+The split is ctorch's (ct_token_data_split: the first floor(N (1 - f)) tokens train); training
+windows are nanoGPT's get_batch (random offsets from torch's generator), validation batches
+ctorch's (llm.c's sequential order from the split's start, the same at every evaluation). The
+initialisation and the windows draw from PyTorch's generator, so the two runs start from
+different weights of the same distribution: their losses agree statistically, not bit for bit.
 """
 import argparse
 import json
@@ -23,15 +23,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-MASK64 = (1 << 64) - 1
-
-
-def mix(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return z ^ (z >> 31)
-
 
 class Block(nn.Module):
     def __init__(self, c, h, bias):
@@ -115,7 +106,7 @@ def main():
     path = a.data or __file__.rsplit("/", 2)[0] + "/data/tinyshakespeare.txt"
     ids = np.frombuffer(open(path, "rb").read(), dtype=np.uint8).astype(np.int64)
     n = len(ids)
-    train_count = n - int(n * a.val_fraction)
+    train_count = int(n * (1 - a.val_fraction))
     T, B = a.seq_len, a.batch_size
 
     def windows(starts):
@@ -124,13 +115,10 @@ def main():
         return torch.from_numpy(x).to(a.device), torch.from_numpy(y).to(a.device)
 
     def train_batch(step):
-        span = train_count - T
-        return windows([mix((mix((a.seed + 0x9E3779B97F4A7C15 * (step + 1)) & MASK64) + j) & MASK64) % span
-                        for j in range(B)])
+        return windows(torch.randint(train_count - T, (B,)).tolist())
 
     def val_batch(b):
-        span = n - train_count - T
-        return windows([train_count + ((b * B + r) * T) % span for r in range(B)])
+        return windows([train_count + (b * B + r) * T for r in range(B)])
 
     model = GPT(256, T, a.layers, a.heads, a.channels).to(a.device)
     decay = [p for p in model.parameters() if p.dim() >= 2]
