@@ -155,8 +155,8 @@ static ct_status read_group(const char *function, const ct_optimizer *o, const c
     ct_status status = CT_OK;
     if (saved != o->groups[g].count)
         status = ct_error(CT_ERR_INVALID_ARGUMENT, "%s: loaded state dict contains a parameter group that doesn't "
-                          "match the size of optimizer's group (param_groups[%lld]: %lld saved parameters, %lld "
-                          "here)", function, (long long)g, (long long)saved, (long long)o->groups[g].count);
+                          "match the size of optimizer's group (%lld saved parameters, %lld here) in "
+                          "param_groups[%lld]", function, (long long)saved, (long long)o->groups[g].count, (long long)g);
     ct_tensor *flat = status == CT_OK ? ct_reshape(ids, (int64_t[]){-1}, 1) : NULL;
     if (status == CT_OK && !flat) status = ct_last_error();
     for (int64_t i = 0; status == CT_OK && i < saved; i++) {

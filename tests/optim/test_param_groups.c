@@ -107,7 +107,7 @@ static void the_state_dict_keeps_the_groups(void **state)
     ct_param_group other[2] = {ct_param_group_of(q, 1), ct_param_group_of(&q[1], 2)};
     ct_optimizer *c = ct_optim_adamw_groups(other, 2, NULL);
     assert_int_equal(ct_optimizer_load_state_dict(c, sd), CT_ERR_INVALID_ARGUMENT);
-    assert_error(CT_ERR_INVALID_ARGUMENT, "(param_groups[0]: 2 saved parameters, 1 here)");
+    assert_error(CT_ERR_INVALID_ARGUMENT, "(2 saved parameters, 1 here) in param_groups[0]");
     ct_optimizer_free(c);
 
     ct_state_dict_free(sd);
