@@ -259,6 +259,16 @@ static void the_command_trains_saves_and_generates(void **state)
     ct_release(c_attn);
     assert_string_equal(ct_state_dict_metadata(sd, "ctorch.gpt.n_head"), "2");
     assert_string_equal(ct_state_dict_metadata(sd, "ctorch.gpt.block_size"), "16");
+    /* AdamW's two groups, as nanoGPT's configure_optimizers: decay on the 2-D weights only */
+    double decay[2];
+    for (int g = 0; g < 2; g++) {
+        char name[64];
+        snprintf(name, sizeof name, "optimizer.param_groups.%d.weight_decay", g);
+        ct_tensor *t = ct_state_dict_get(sd, name);
+        if (!t || ct_item(t, &decay[g]) != CT_OK) fail_msg("the checkpoint lacks %s", name);
+        ct_release(t);
+    }
+    assert_true(decay[0] == 0.1 && decay[1] == 0.0);
     ct_state_dict_free(sd);
 
     /* generate: the prompt and 10 new ids, the same for a seed */
