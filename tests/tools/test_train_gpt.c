@@ -1,7 +1,7 @@
 /* `ctorch train --model gpt`'s training code and command, with a tiny GPT on part of the shipped
  * Shakespeare: --grad-accum 2 gives, step for step, the losses of the doubled batch; --graph the
- * very losses and parameters of the eager loop (with a constant rate, replayed; with warm-up
- * cosine, captured again each step); --resume from a step's checkpoint continues with the losses
+ * very losses and parameters of the eager loop (with a constant rate, replayed, on the cpu and
+ * opencl:0; with warm-up cosine, captured again each step); --resume from a step's checkpoint continues with the losses
  * of the run that never stopped; the command saves a checkpoint with nanoGPT's names that
  * `ctorch generate` samples from, deterministically for a seed; and bad input (a data file, T
  * above the block, heads that do not divide the channels, a prompt longer than the block, token
@@ -110,11 +110,12 @@ static void assert_same_parameters(ct_module *a, ct_module *b)
     ct_named_tensors_free(pb);
 }
 
-static void graph_gives_the_same_bits(bool schedule, int64_t grad_accum)
+static void graph_gives_the_same_bits(ct_device device, bool schedule, int64_t grad_accum)
 {
     ct_gpt_tokens tokens;
     load_tokens(&tokens);
     ct_gpt_train_config eager = tiny_config();
+    eager.device = device;
     eager.schedule = schedule;
     eager.grad_accum = grad_accum;
     ct_gpt_train_config graph = eager;
@@ -135,14 +136,15 @@ static void graph_gives_the_same_bits(bool schedule, int64_t grad_accum)
 static void graph_replays_the_eager_step_bit_for_bit(void **state)
 {
     (void)state;
-    graph_gives_the_same_bits(false, 1);
-    graph_gives_the_same_bits(false, 2);
+    graph_gives_the_same_bits(CT_DEVICE_CPU, false, 1);
+    graph_gives_the_same_bits(CT_DEVICE_CPU, false, 2);
+    if (ct_device_count(CT_OPENCL) > 0) graph_gives_the_same_bits((ct_device){CT_OPENCL, 0}, false, 1);
 }
 
 static void graph_captures_again_as_the_rate_changes(void **state)
 {
     (void)state;
-    graph_gives_the_same_bits(true, 1);
+    graph_gives_the_same_bits(CT_DEVICE_CPU, true, 1);
 }
 
 /* on_state: keeps the checkpoint of step 2 at the path of context. */
