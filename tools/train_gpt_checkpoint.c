@@ -192,6 +192,9 @@ ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *
                                    "gives %s", path, options[i].option, saved ? saved : "(nothing)",
                                    options[i].value);
     }
+    if (status == CT_OK && strtoll(step, NULL, 10) >= config->steps)
+        status = ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume '%s' has finished its %s steps: there is "
+                               "nothing to continue (its --lr-schedule is laid out over --steps)", path, step);
     if (status == CT_OK) {
         out->step = strtoll(step, NULL, 10);
         out->optimizer = ct_state_dict_create();

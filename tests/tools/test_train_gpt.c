@@ -296,6 +296,8 @@ static void the_command_trains_saves_and_generates(void **state)
     assert_refused(args, "vocabulary is 256");
     snprintf(args, sizeof args, "train --model gpt --device cpu --init %s --seq-len 32 --steps 1", path);
     assert_refused(args, "--seq-len 32");
+    snprintf(args, sizeof args, "train " TINY " --steps 3 --resume %s", path);
+    assert_refused(args, "has finished its 3 steps");
     unlink(path);
 }
 
