@@ -1,4 +1,4 @@
-/* ctorch optim: SGD, Adam and AdamW (torch.optim), one parameter group.
+/* ctorch optim: SGD, Adam and AdamW (torch.optim), with parameter groups.
  *
  * An optimizer holds a reference to each parameter and, per parameter, its state (SGD's
  * momentum buffer; Adam's exp_avg, exp_avg_sq and step count) as tensors on the parameter's
@@ -57,7 +57,9 @@ ct_adam_options ct_adam_options_default(double lr);
 /* The same with weight decay 0.01 (AdamW's default). */
 ct_adam_options ct_adamw_options_default(double lr);
 
-/* Optimizers over every parameter of a module (ct_module_named_parameters' order)... */
+/* Every constructor takes options NULL for the defaults: ct_sgd_options_default(1e-3),
+ * ct_adam_options_default(1e-3), ct_adamw_options_default(1e-3) (PyTorch's).
+ * Optimizers over every parameter of a module (ct_module_named_parameters' order)... */
 ct_optimizer *ct_optim_sgd(const ct_module *module, const ct_sgd_options *options);
 ct_optimizer *ct_optim_adam(const ct_module *module, const ct_adam_options *options);
 ct_optimizer *ct_optim_adamw(const ct_module *module, const ct_adam_options *options);
@@ -65,7 +67,34 @@ ct_optimizer *ct_optim_adamw(const ct_module *module, const ct_adam_options *opt
 ct_optimizer *ct_optim_sgd_params(ct_tensor *const *params, int64_t count, const ct_sgd_options *options);
 ct_optimizer *ct_optim_adam_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options);
 ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options);
-/* Releases the parameters and the state. NULL-safe. */
+
+/* ...or over parameter groups (PyTorch's param_groups): each group's parameters with their own
+ * hyperparameters. A NaN field takes the value of the optimizer's options; the fields of another
+ * kind (momentum for Adam, the betas for SGD) are not read. The parameters are numbered group
+ * after group (ct_optimizer_param, the state dict), each in one group only; a step updates the
+ * parameters of each group, device and dtype together. Errors: group_count < 1, a parameter in
+ * two groups, a group's hyperparameter out of range (named with its group). */
+typedef struct ct_param_group {
+    ct_tensor *const *params;
+    int64_t count;
+    double lr, weight_decay;
+    double beta1, beta2; /* the Adam family */
+    double momentum;     /* SGD */
+} ct_param_group;
+/* params/count with every hyperparameter NaN (the optimizer's). */
+ct_param_group ct_param_group_of(ct_tensor *const *params, int64_t count);
+ct_optimizer *ct_optim_sgd_groups(const ct_param_group *groups, int64_t group_count, const ct_sgd_options *options);
+ct_optimizer *ct_optim_adam_groups(const ct_param_group *groups, int64_t group_count, const ct_adam_options *options);
+ct_optimizer *ct_optim_adamw_groups(const ct_param_group *groups, int64_t group_count,
+                                    const ct_adam_options *options);
+/* 1 for the optimizers made without groups; 0 for NULL. */
+int64_t ct_optimizer_group_count(const ct_optimizer *optimizer);
+/* A group's learning rate (NaN with CT_ERR_INDEX for a group out of range), and changing it. */
+double ct_optimizer_group_lr(const ct_optimizer *optimizer, int64_t group);
+ct_status ct_optimizer_set_group_lr(ct_optimizer *optimizer, int64_t group, double lr);
+
+/* Releases the parameters and the state; while a scheduler made on the optimizer lives, it keeps
+ * the optimizer (freed with the last of them). NULL-safe. */
 void ct_optimizer_free(ct_optimizer *optimizer);
 
 /* One update of every parameter that has a gradient, fused as PyTorch's foreach optimizers: the
@@ -98,7 +127,8 @@ const char *ct_optimizer_kind(const ct_optimizer *optimizer);
 int64_t ct_optimizer_param_count(const ct_optimizer *optimizer);
 /* A new reference to parameter index (in the optimizer's order). */
 ct_tensor *ct_optimizer_param(const ct_optimizer *optimizer, int64_t index);
-/* The learning rate, and changing it between steps (a schedule). */
+/* The learning rate (group 0's), and changing it between steps (every group's; a finite number
+ * >= 0). */
 double ct_optimizer_lr(const ct_optimizer *optimizer);
 ct_status ct_optimizer_set_lr(ct_optimizer *optimizer, double lr);
 /* Steps taken (Adam's t, counted per parameter in PyTorch; this is the largest of them). */
@@ -109,15 +139,17 @@ ct_tensor *ct_optimizer_state(const ct_optimizer *optimizer, int64_t index, cons
 
 /* ---- checkpoints ----
  * The optimizer's state as a state dict (save it with ct_save): PyTorch's structure as names,
- *     param_groups.0.lr, param_groups.0.momentum, ...   (float64 scalars: the hyperparameters)
- *     param_groups.0.params                              (int64 [count]: the parameter order)
+ *     param_groups.<g>.lr, param_groups.<g>.momentum, ...   (float64 scalars: group g's hyperparameters)
+ *     param_groups.<g>.params                             (int64: group g's parameters, numbered in order)
  *     state.<i>.step, state.<i>.exp_avg, ...             (per parameter that has taken a step)
  * with the metadata "optimizer" = "SGD" | "Adam" | "AdamW". The state tensors are detached views
  * on their parameters' devices. */
 ct_state_dict *ct_optimizer_state_dict(const ct_optimizer *optimizer);
 /* Restores hyperparameters, steps and state (copied onto each parameter's device and dtype) into
- * an optimizer of the same kind over parameters of the same count and shapes. Everything is
- * checked first: on an error nothing changes. */
+ * an optimizer of the same kind over groups of the same sizes and parameters of the same shapes.
+ * Everything is checked first, and on an error nothing changes: every group's hyperparameters as
+ * the constructors check them, each step a whole number from 0 to 2^53, Adam's step, exp_avg and
+ * exp_avg_sq all there or none, state tensors floating and of their parameter's shape. */
 ct_status ct_optimizer_load_state_dict(ct_optimizer *optimizer, const ct_state_dict *sd);
 
 
@@ -127,8 +159,10 @@ ct_status ct_optimizer_load_state_dict(ct_optimizer *optimizer, const ct_state_d
  * ct_lr_scheduler_step advances the count by one and applies the next value. Every value is
  * PyTorch's closed form of the schedule (its _get_closed_form_lr where it has one), computed from
  * the base learning rate (the optimizer's at construction) and the count alone, so that a schedule
- * restored with ct_lr_scheduler_set_last_epoch continues with the very same values. A scheduler
- * borrows its optimizer, which must outlive it. */
+ * restored with ct_lr_scheduler_set_last_epoch continues with the very same values. With
+ * parameter groups, each group's value comes from its own initial learning rate (PyTorch's
+ * base_lrs, the group's lr when the scheduler is made). A scheduler holds a reference to its
+ * optimizer: ct_optimizer_free before ct_lr_scheduler_free is safe. */
 typedef struct ct_lr_scheduler ct_lr_scheduler;
 
 /* StepLR: base_lr * gamma^floor(t / step_size). step_size >= 1, gamma > 0. */
@@ -156,15 +190,23 @@ ct_one_cycle_options ct_one_cycle_options_default(void);
 ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int64_t total_steps,
                                     const ct_one_cycle_options *options, ct_lr_scheduler **out);
 
+/* Linear warm-up from lr/warmup_steps to lr over warmup_steps, then cosine decay to
+ * min_lr_factor * lr at total_steps (llm.c's train_gpt2.cu: lr * (t + 1) / warmup_steps while
+ * t < warmup_steps; then min_lr + 0.5 (1 + cos(pi * decay_ratio)) (lr - min_lr), decay_ratio =
+ * (t - warmup_steps) / (total_steps - warmup_steps)), and min_lr from total_steps on. Per group,
+ * from each group's initial lr. 0 <= warmup_steps < total_steps, 0 <= min_lr_factor <= 1. */
+ct_status ct_lr_scheduler_warmup_cosine(ct_optimizer *optimizer, int64_t warmup_steps, int64_t total_steps,
+                                        double min_lr_factor, ct_lr_scheduler **out);
+
 /* Advances the count by one and sets the optimizer's learning rate. */
 ct_status ct_lr_scheduler_step(ct_lr_scheduler *scheduler);
-/* The learning rate the scheduler last set (get_last_lr()[0]); NaN for NULL. */
+/* The learning rate the scheduler last set (get_last_lr()[0]: group 0's); NaN for NULL. */
 double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *scheduler);
 /* The count of steps (PyTorch's last_epoch; 0 after construction); -1 for NULL. */
 int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *scheduler);
 /* Resuming: sets the count and applies its learning rate (as load_state_dict then get_last_lr). */
 ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *scheduler, int64_t last_epoch);
-/* "StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR". */
+/* "StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "WarmupCosine". */
 const char *ct_lr_scheduler_kind(const ct_lr_scheduler *scheduler);
 /* NULL-safe; leaves the optimizer's learning rate as it is. */
 void ct_lr_scheduler_free(ct_lr_scheduler *scheduler);

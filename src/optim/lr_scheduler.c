@@ -1,7 +1,9 @@
-/* Learning-rate schedules (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LinearLR and
- * OneCycleLR, each a closed form of the step count, so that a restored count gives the same
- * values as an uninterrupted run. */
+/* Learning-rate schedules (torch.optim.lr_scheduler): StepLR, CosineAnnealingLR, LinearLR,
+ * OneCycleLR and llm.c's warm-up then cosine, each a closed form of the step count, so that a
+ * restored count gives the same values as an uninterrupted run. Each parameter group's value comes
+ * from its own initial lr (PyTorch's base_lrs). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "optim/optimizer_internal.h"
@@ -12,18 +14,20 @@ static ct_status null_argument(const char *function, const char *argument)
     return ct_error(CT_ERR_NULL_ARGUMENT, "%s: argument '%s' is NULL", function, argument);
 }
 
-typedef enum schedule_kind { STEP_LR, COSINE_ANNEALING, LINEAR, ONE_CYCLE } schedule_kind;
+typedef enum schedule_kind { STEP_LR, COSINE_ANNEALING, LINEAR, ONE_CYCLE, WARMUP_COSINE } schedule_kind;
 
-static const char *const kind_names[] = {"StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR"};
+static const char *const kind_names[] = {"StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "WarmupCosine"};
 
 struct ct_lr_scheduler {
     schedule_kind kind;
-    ct_optimizer *optimizer;
-    double base_lr;
+    ct_optimizer *optimizer; /* a reference (o->refcount) */
+    int64_t group_count;
+    double *base_lrs; /* per group */
     int64_t last_epoch;
-    double last_lr;
+    double last_lr;   /* group 0's */
     /* StepLR: step_size, gamma; CosineAnnealingLR: t_max, eta_min; LinearLR: total_iters and the
-     * two factors; OneCycleLR: total_steps, max_lr and its options. */
+     * two factors; OneCycleLR: total_steps, max_lr and its options; WarmupCosine: total_steps,
+     * warmup_steps (a), min_lr_factor (b). */
     int64_t period;
     double a, b;
     ct_one_cycle_options one_cycle;
@@ -48,29 +52,54 @@ static double one_cycle_lr(const ct_lr_scheduler *s, int64_t t)
     return anneal(s, max_lr, min_lr, (step - phase1_end) / (phase2_end - phase1_end));
 }
 
-static double lr_at(const ct_lr_scheduler *s, int64_t t)
+/* llm.c's schedule (train_gpt2.cu, get_learning_rate): warm-up, then cosine to min_lr; min_lr past
+ * the end. */
+static double warmup_cosine_lr(const ct_lr_scheduler *s, double base_lr, int64_t t)
 {
-    switch (s->kind) {
-    case STEP_LR: return s->base_lr * pow(s->b, (double)(t / s->period));
-    case COSINE_ANNEALING:
-        return s->b + (s->base_lr - s->b) * (1.0 + cos(M_PI * (double)t / (double)s->period)) / 2.0;
-    case LINEAR: {
-        double done = (double)(t < s->period ? t : s->period) / (double)s->period;
-        return s->base_lr * (s->a + (s->b - s->a) * done);
-    }
-    case ONE_CYCLE: return one_cycle_lr(s, t);
-    }
-    return s->base_lr;
+    double warmup = s->a, total = (double)s->period, min_lr = base_lr * s->b;
+    if ((double)t < warmup) return base_lr * ((double)t + 1.0) / warmup;
+    double decay_ratio = ((double)t - warmup) / (total - warmup);
+    if (decay_ratio > 1.0) decay_ratio = 1.0;
+    double coeff = 0.5 * (1.0 + cos(M_PI * decay_ratio));
+    return min_lr + coeff * (base_lr - min_lr);
 }
 
-/* Sets the count to t and the optimizer's learning rate to the schedule's value there. */
-static ct_status apply(ct_lr_scheduler *s, int64_t t)
+static double lr_at(const ct_lr_scheduler *s, double base_lr, int64_t t)
 {
-    double lr = lr_at(s, t);
-    ct_status status = ct_optimizer_set_lr(s->optimizer, lr);
-    if (status != CT_OK) return status;
+    switch (s->kind) {
+    case STEP_LR: return base_lr * pow(s->b, (double)(t / s->period));
+    case COSINE_ANNEALING: {
+        /* the factor in [0, 1] first: (base_lr - eta_min) * 2 would overflow near DBL_MAX */
+        double factor = (1.0 + cos(M_PI * (double)t / (double)s->period)) / 2.0;
+        return s->b + (base_lr - s->b) * factor;
+    }
+    case LINEAR: {
+        double done = (double)(t < s->period ? t : s->period) / (double)s->period;
+        return base_lr * (s->a + (s->b - s->a) * done);
+    }
+    case ONE_CYCLE: return one_cycle_lr(s, t);
+    case WARMUP_COSINE: return warmup_cosine_lr(s, base_lr, t);
+    }
+    return base_lr;
+}
+
+/* Sets the count to t and each group's learning rate to the schedule's value there; all values
+ * are checked before any is set. */
+static ct_status apply(const char *function, ct_lr_scheduler *s, int64_t t)
+{
+    for (int64_t g = 0; g < s->group_count; g++) {
+        double lr = lr_at(s, s->base_lrs[g], t);
+        if (!(lr >= 0.0) || isinf(lr))
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: %s's learning rate at step %lld of group %lld is %g "
+                            "(from an initial lr of %g); the schedule's arguments give no usable rate there",
+                            function, kind_names[s->kind], (long long)t, (long long)g, lr, s->base_lrs[g]);
+    }
+    for (int64_t g = 0; g < s->group_count; g++) {
+        ct_status status = ct_optimizer_set_group_lr(s->optimizer, g, lr_at(s, s->base_lrs[g], t));
+        if (status != CT_OK) return status;
+    }
     s->last_epoch = t;
-    s->last_lr = lr;
+    s->last_lr = lr_at(s, s->base_lrs[0], t);
     return CT_OK;
 }
 
@@ -79,15 +108,24 @@ static ct_status create(const char *function, ct_optimizer *optimizer, ct_lr_sch
 {
     *out = NULL;
     ct_lr_scheduler *s = malloc(sizeof *s);
-    if (!s) return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
+    double *base_lrs = malloc((size_t)optimizer->group_count * sizeof *base_lrs);
+    if (!s || !base_lrs) {
+        free(s);
+        free(base_lrs);
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
+    }
     *s = *init;
     s->optimizer = optimizer;
-    s->base_lr = ct_optimizer_lr(optimizer);
-    ct_status status = apply(s, 0);
+    s->group_count = optimizer->group_count;
+    s->base_lrs = base_lrs;
+    for (int64_t g = 0; g < s->group_count; g++) base_lrs[g] = ct_optimizer_group_lr(optimizer, g);
+    ct_status status = apply(function, s, 0);
     if (status != CT_OK) {
+        free(base_lrs);
         free(s);
         return status;
     }
+    optimizer->refcount++; /* freed with the last of the optimizer's holders */
     *out = s;
     return CT_OK;
 }
@@ -184,6 +222,26 @@ ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int6
     return create(function, optimizer, &init, out);
 }
 
+ct_status ct_lr_scheduler_warmup_cosine(ct_optimizer *optimizer, int64_t warmup_steps, int64_t total_steps,
+                                        double min_lr_factor, ct_lr_scheduler **out)
+{
+    const char *function = "ct_lr_scheduler_warmup_cosine";
+    ct_status status = check_common(function, optimizer, out);
+    if (status != CT_OK) return status;
+    if (warmup_steps < 0)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: warmup_steps is %lld; it must not be negative", function,
+                        (long long)warmup_steps);
+    if (total_steps <= warmup_steps)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: total_steps is %lld; it must be above warmup_steps (%lld) "
+                        "to leave steps to decay over", function, (long long)total_steps, (long long)warmup_steps);
+    if (!(min_lr_factor >= 0.0 && min_lr_factor <= 1.0))
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: min_lr_factor is %g; it must be in [0, 1] (the final lr "
+                        "as a fraction of the initial one)", function, min_lr_factor);
+    ct_lr_scheduler init = {.kind = WARMUP_COSINE, .period = total_steps, .a = (double)warmup_steps,
+                            .b = min_lr_factor};
+    return create(function, optimizer, &init, out);
+}
+
 /* A count the schedule has a value for: OneCycleLR ends after total_steps steps. */
 static ct_status check_count(const char *function, const ct_lr_scheduler *s, int64_t t)
 {
@@ -200,8 +258,11 @@ ct_status ct_lr_scheduler_step(ct_lr_scheduler *s)
 {
     const char *function = "ct_lr_scheduler_step";
     if (!s) return null_argument(function, "scheduler");
+    if (s->last_epoch == INT64_MAX)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the count of steps is %lld, the largest an int64_t "
+                        "holds; it cannot advance", function, (long long)s->last_epoch);
     ct_status status = check_count(function, s, s->last_epoch + 1);
-    return status != CT_OK ? status : apply(s, s->last_epoch + 1);
+    return status != CT_OK ? status : apply(function, s, s->last_epoch + 1);
 }
 
 ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *s, int64_t last_epoch)
@@ -209,7 +270,7 @@ ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *s, int64_t last_epoch)
     const char *function = "ct_lr_scheduler_set_last_epoch";
     if (!s) return null_argument(function, "scheduler");
     ct_status status = check_count(function, s, last_epoch);
-    return status != CT_OK ? status : apply(s, last_epoch);
+    return status != CT_OK ? status : apply(function, s, last_epoch);
 }
 
 /* The queries answer a neutral value for NULL, with the error recorded (as ct_numel does). */
@@ -231,4 +292,10 @@ const char *ct_lr_scheduler_kind(const ct_lr_scheduler *s)
     return kind_names[s->kind];
 }
 
-void ct_lr_scheduler_free(ct_lr_scheduler *s) { free(s); }
+void ct_lr_scheduler_free(ct_lr_scheduler *s)
+{
+    if (!s) return;
+    ct_optimizer_free(s->optimizer); /* its reference */
+    free(s->base_lrs);
+    free(s);
+}

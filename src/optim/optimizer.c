@@ -17,60 +17,10 @@ const char *ct_optim_state_name(const ct_optimizer *o, int slot)
     return o->kind == CT_OPTIM_SGD ? sgd_state[slot] : adam_state[slot];
 }
 
-ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tensor *const *params,
-                               int64_t count)
-{
-    if (count < 0)
-        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must not be negative",
-                             function, (long long)count);
-    if (count > 0 && !params) return ct_null_argument(function, "params");
-    for (int64_t i = 0; i < count; i++) {
-        const ct_tensor *t = params[i];
-        if (!t) return ct_null_argument(function, "params[i]");
-        if (!ct_dtype_is_floating(t->dtype))
-            return ct_error_null(CT_ERR_DTYPE, "%s: params[%lld] is %s; an optimizer updates "
-                                 "floating tensors (float32, float64, float16, bfloat16)", function, (long long)i, ct_dtype_name(t->dtype));
-        if (!ct_is_leaf(t))
-            return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] was made by %s; an "
-                                 "optimizer can only optimize leaf tensors", function, (long long)i,
-                                 ct_grad_fn_name(t));
-        for (int64_t j = 0; j < i; j++)
-            if (params[j] == t)
-                return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] and params[%lld] are "
-                                     "the same tensor; a parameter may appear once", function,
-                                     (long long)j, (long long)i);
-    }
-    ct_optimizer *o = calloc(1, sizeof *o);
-    ct_param_state *states = calloc(count > 0 ? (size_t)count : 1, sizeof *states);
-    if (!o || !states) {
-        free(o);
-        free(states);
-        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
-    }
-    o->kind = kind;
-    o->count = count;
-    o->params = states;
-    for (int64_t i = 0; i < count; i++) {
-        ct_requires_grad_(params[i], true);
-        atomic_fetch_add(&params[i]->refcount, 1);
-        states[i].param = params[i];
-    }
-    return o;
-}
-
-ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m)
-{
-    if (!m) return ct_null_argument(function, "module");
-    ct_named_tensors *list = ct_module_named_parameters(m);
-    if (!list) return NULL;
-    ct_optimizer *o = ct_optimizer_new(function, kind, list->tensors, list->count);
-    ct_named_tensors_free(list);
-    return o;
-}
-
 void ct_optimizer_free(ct_optimizer *o)
 {
     if (!o) return;
+    if (--o->refcount > 0) return; /* a scheduler still steers it (lr_scheduler.c) */
     ct_api_enter(); /* the optimizer's references were never in a scope */
     for (int64_t i = 0; i < o->count; i++) {
         ct_release(o->params[i].param);
@@ -79,6 +29,7 @@ void ct_optimizer_free(ct_optimizer *o)
     }
     ct_api_return(NULL);
     free(o->params);
+    free(o->groups);
     free(o);
 }
 
@@ -221,7 +172,7 @@ static ct_status refuse_capture(const ct_optimizer *o)
                                      "makes its state (zero moments, the step count on the device) at "
                                      "a parameter's first step, which every replay would redo (take a "
                                      "step before capturing)");
-        if (o->kind == CT_OPTIM_SGD && o->sgd.momentum != 0 && !ps->state[0])
+        if (o->kind == CT_OPTIM_SGD && ct_optim_sgd_of(o, ps)->momentum != 0 && !ps->state[0])
             return ct_capture_refuse(device, true, name,
                                      "sets the momentum buffer to the gradient where later steps "
                                      "blend it in (take a step before capturing)");
@@ -273,23 +224,6 @@ ct_tensor *ct_optimizer_param(const ct_optimizer *o, int64_t index)
                                            (long long)index, (long long)o->count));
     atomic_fetch_add(&o->params[index].param->refcount, 1);
     return ct_api_return(o->params[index].param);
-}
-
-double ct_optimizer_lr(const ct_optimizer *o)
-{
-    if (!o) return ct_null_argument("ct_optimizer_lr", "optimizer"), 0.0;
-    return o->kind == CT_OPTIM_SGD ? o->sgd.lr : o->adam.lr;
-}
-
-ct_status ct_optimizer_set_lr(ct_optimizer *o, double lr)
-{
-    if (!o) return ct_null_argument("ct_optimizer_set_lr", "optimizer"), ct_last_error();
-    if (!(lr >= 0.0)) return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_optimizer_set_lr: Invalid learning rate: %g", lr);
-    if (o->kind == CT_OPTIM_SGD)
-        o->sgd.lr = lr;
-    else
-        o->adam.lr = lr;
-    return CT_OK;
 }
 
 int64_t ct_optimizer_steps(const ct_optimizer *o)

@@ -23,14 +23,30 @@ typedef struct ct_param_state {
     /* A capturable Adam's step record on the parameter's device: float64 [3], the count t, then
      * step t's lr / (1 - beta1^t) and sqrt(1 - beta2^t) (optim.ct); made with the state. */
     ct_tensor *record;
+    /* Its parameter group (o->groups). */
+    int64_t group;
 } ct_param_state;
+
+/* One parameter group (PyTorch's param_groups entry): its own options, every field set (the
+ * optimizer's where the group left it NaN), over o->params[first .. first + count). */
+typedef struct ct_optim_group {
+    ct_sgd_options sgd;
+    ct_adam_options adam;
+    int64_t first, count;
+} ct_optim_group;
 
 struct ct_optimizer {
     ct_optim_kind kind;
+    /* The options the optimizer was made with (capturable is the optimizer's, not a group's);
+     * the update reads its group's (ct_optim_sgd_of, ct_optim_adam_of). */
     ct_sgd_options sgd;
     ct_adam_options adam;
     int64_t count;
     ct_param_state *params;
+    int64_t group_count; /* at least 1 */
+    ct_optim_group *groups;
+    /* References held by schedulers (ct_optimizer_free releases only the last one). */
+    int64_t refcount;
     /* Off by default: a step updates the parameters of each device and dtype together, a few
      * tensors per launch (optimizer_fused.c). On: a launch or two per parameter, as before (the
      * tests compare the two). */
@@ -45,11 +61,29 @@ struct ct_optimizer {
 int ct_optim_state_count(const ct_optimizer *o);
 const char *ct_optim_state_name(const ct_optimizer *o, int slot);
 
-/* A new optimizer over params (validated: floating leaves, made to require grad). */
-ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tensor *const *params,
-                               int64_t count);
-/* The parameters of a module, in ct_module_named_parameters' order, into a new optimizer. */
-ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m);
+/* A new optimizer over the parameters of groups (validated: floating leaves, made to require
+ * grad, each once), a group's NaN fields taken from sgd or adam (the one of kind; NULL: the
+ * defaults), every group's options checked. */
+ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, const ct_param_group *groups,
+                                      int64_t group_count, const ct_sgd_options *sgd, const ct_adam_options *adam);
+/* The parameters of a module, in ct_module_named_parameters' order, one group. */
+ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m,
+                                          const ct_sgd_options *sgd, const ct_adam_options *adam);
+
+/* The options of ps's group. */
+static inline const ct_sgd_options *ct_optim_sgd_of(const ct_optimizer *o, const ct_param_state *ps)
+{
+    return &o->groups[ps->group].sgd;
+}
+static inline const ct_adam_options *ct_optim_adam_of(const ct_optimizer *o, const ct_param_state *ps)
+{
+    return &o->groups[ps->group].adam;
+}
+/* A group's learning rate (the field of its kind's options). */
+static inline double *ct_optim_group_lr_field(ct_optimizer *o, int64_t group)
+{
+    return o->kind == CT_OPTIM_SGD ? &o->groups[group].sgd.lr : &o->groups[group].adam.lr;
+}
 
 /* Moves ps's state tensors to its parameter's device (and dtype) where they are not there. */
 ct_status ct_optim_state_follow_param(ct_param_state *ps);

@@ -379,11 +379,18 @@ static void modules_and_optimizers(void **state)
     ct_sgd_options sgd = ct_sgd_options_default(0.1);
     ct_adam_options adam = ct_adam_options_default(0.1);
     expect_null(ct_optim_sgd(NULL, &sgd));
-    expect_null(ct_optim_sgd(m, NULL));
     expect_null(ct_optim_adam(NULL, &adam));
-    expect_null(ct_optim_adam(m, NULL));
     expect_null(ct_optim_adamw(NULL, &adam));
-    expect_null(ct_optim_adamw(m, NULL));
+    /* NULL options are the defaults (not a NULL argument) */
+    ct_optimizer_free(ct_optim_sgd(m, NULL));
+    ct_optimizer_free(ct_optim_adam(m, NULL));
+    ct_optimizer_free(ct_optim_adamw(m, NULL));
+    expect_null(ct_optim_sgd_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adam_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adamw_groups(NULL, 1, NULL));
+    expect_recorded(ct_optimizer_group_count(NULL));
+    expect_recorded(ct_optimizer_group_lr(NULL, 0));
+    expect_status(ct_optimizer_set_group_lr(NULL, 0, 0.1));
     expect_null(ct_optim_sgd_params(NULL, 1, &sgd));
     expect_null(ct_optim_adam_params(NULL, 1, &adam));
     expect_null(ct_optim_adamw_params(NULL, 1, &adam));
@@ -408,6 +415,8 @@ static void modules_and_optimizers(void **state)
     ct_lr_scheduler *scheduler = NULL;
     optimizer = ct_optim_sgd(m, &sgd);
     expect_status(ct_lr_scheduler_step_lr(NULL, 1, 0.1, &scheduler));
+    expect_status(ct_lr_scheduler_warmup_cosine(NULL, 1, 2, 0.1, &scheduler));
+    expect_status(ct_lr_scheduler_warmup_cosine(optimizer, 1, 2, 0.1, NULL));
     expect_status(ct_lr_scheduler_step_lr(optimizer, 1, 0.1, NULL));
     expect_status(ct_lr_scheduler_cosine_annealing(NULL, 1, 0.0, &scheduler));
     expect_status(ct_lr_scheduler_cosine_annealing(optimizer, 1, 0.0, NULL));
