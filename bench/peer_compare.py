@@ -53,6 +53,7 @@ CPU_ENGINE_TARGETS = {f"matmul_f32_{n}": 0.9 for n in (512, 1024, 2048, 4096, 81
 # (read from this machine's /proc/cpuinfo: run the join where the benchmarks ran).
 CPU_RELATIVE_TARGETS = {"matmul_bf16_2048": ("matmul_f32_2048", 4.0)}
 TIME_UNITS = {"us", "ms", "s"}
+TIME_UNITS.add("MiB")  # memory: lower is better, as times are
 
 
 def cpu_has_amx():
