@@ -19,5 +19,6 @@
 #include "ctorch/amp.h"
 #include "ctorch/distributed.h"
 #include "ctorch/parallel.h"
+#include "ctorch/models.h"
 
 #endif
