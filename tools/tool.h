@@ -12,6 +12,7 @@ int ct_cmd_info(int argc, char **argv);
 int ct_cmd_bench(int argc, char **argv);
 int ct_cmd_train(int argc, char **argv);
 int ct_cmd_eval(int argc, char **argv);
+int ct_cmd_convert(int argc, char **argv);
 
 #include "json_write.h" /* --json's lines */
 

@@ -27,7 +27,7 @@ static inline void gpt_test_cleanup(void)
 /* The path of name in the folder; slot 0..3 keeps up to four at a time. */
 static inline const char *gpt_test_path(const char *name, int slot)
 {
-    static char paths[4][512];
+    static char paths[4][300];
     snprintf(paths[slot], sizeof paths[slot], "%s/%s", gpt_test_folder, name);
     return paths[slot];
 }
