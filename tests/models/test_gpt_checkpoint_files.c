@@ -239,6 +239,44 @@ static void bad_llmc_files_are_named_with_what_would_be_right(void **state)
     ct_state_dict_free(sd);
 }
 
+/* bench/llmc/make_llmc_reference.py's fixture: llm.c's losses for this model and these tokens.
+ * Its files read here as train_gpt2.c read them (its config, 10 sequential batches of 4 x 64). */
+static void the_llmc_reference_fixture_reads_as_llmc_read_it(void **state)
+{
+    (void)state;
+    const char *dir = CTORCH_SOURCE_DIR "/tests/models/fixtures/llmc_tiny";
+    ct_gpt_config c;
+    ct_state_dict *sd = ct_gpt_checkpoint_load(CTORCH_SOURCE_DIR "/tests/models/fixtures/llmc_tiny/gpt2_tiny.bin", NULL, &c);
+    assert_non_null(sd);
+    ct_gpt_config expected = {.vocab_size = 256, .padded_vocab_size = 320, .block_size = 64, .n_layer = 2,
+                              .n_head = 2, .n_embd = 32, .dropout = 0.0, .bias = true};
+    gpt_test_assert_config(&c, &expected);
+    /* llm.c's padded rows are zero */
+    ct_tensor *wte = ct_state_dict_get(sd, "transformer.wte.weight");
+    float rows[320 * 32];
+    assert_int_equal(ct_tensor_to_array(wte, rows, sizeof rows), CT_OK);
+    for (int i = 256 * 32; i < 320 * 32; i++) assert_true(rows[i] == 0.0f);
+    ct_release(wte);
+    ct_state_dict_free(sd);
+    char path[400];
+    snprintf(path, sizeof path, "%s/tiny_shakespeare_train.bin", dir);
+    ct_token_data *train = ct_token_data_load(path, 256);
+    assert_non_null(train);
+    assert_int_equal(ct_token_data_size(train), 2561);
+    ct_token_loader_options o = ct_token_loader_options_default();
+    o.batch_size = 4;
+    o.seq_len = 64;
+    o.order = CT_TOKEN_ORDER_SEQUENTIAL;
+    ct_token_loader *loader = ct_token_loader_create(train, &o);
+    assert_int_equal(ct_token_loader_num_batches(loader), 10);
+    ct_token_loader_free(loader);
+    ct_token_data_free(train);
+    snprintf(path, sizeof path, "%s/tiny_shakespeare_val.bin", dir);
+    ct_token_data *val = ct_token_data_load(path, 256);
+    assert_int_equal(ct_token_data_size(val), 1281);
+    ct_token_data_free(val);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +285,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_gpt_without_biases_goes_to_llmc_with_zero_biases, setup, teardown),
         cmocka_unit_test_setup_teardown(state_dicts_that_are_not_a_gpt_name_the_first_bad_tensor, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_llmc_files_are_named_with_what_would_be_right, setup, teardown),
+        cmocka_unit_test(the_llmc_reference_fixture_reads_as_llmc_read_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
