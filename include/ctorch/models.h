@@ -43,7 +43,8 @@ typedef struct ct_gpt_config {
  *     little-endian int32 (magic 20240326, version 3, maxT, V, L, NH, C, Vp), then every parameter
  *     in float32 in llm.c's order: wte, wpe, then each of ln1w, ln1b, qkvw, qkvb, attprojw,
  *     attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb for all layers, then lnfw, lnfb. llm.c
- *     always has biases: a GPT without them is written with zero biases. */
+ *     always has biases: a GPT without them is written with zero biases. Version 5 (train_gpt2.cu's
+ *     gpt2_124M_bf16.bin: the same in bfloat16) is read too, widened to float32. */
 typedef enum ct_gpt_format {
     CT_GPT_FORMAT_AUTO = 0, /* reading: from the file's contents */
     CT_GPT_FORMAT_NANOGPT,

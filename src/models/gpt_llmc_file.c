@@ -15,6 +15,7 @@
 #include "tensor/tensor_internal.h"
 
 #define HEADER_BYTES 1024
+#define LLMC_VERSION_BF16 5 /* train_gpt2.cu's: every parameter in bfloat16 */
 
 static int32_t int32_at(const unsigned char *p)
 {
@@ -87,12 +88,14 @@ static ct_state_dict *load(const char *path, const char *map_location, ct_gpt_co
                  CT_LLMC_CHECKPOINT_MAGIC);
         goto done;
     }
-    if (int32_at(header + 4) != CT_LLMC_CHECKPOINT_VERSION) {
-        ct_error(CT_ERR_IO, "%s: '%s' is llm.c checkpoint version %d; ctorch reads version %d (float32, as "
-                 "train_gpt2.c reads and train_gpt2.py writes gpt2_124M.bin)", FN, path, int32_at(header + 4),
-                 CT_LLMC_CHECKPOINT_VERSION);
+    int version = int32_at(header + 4);
+    if (version != CT_LLMC_CHECKPOINT_VERSION && version != LLMC_VERSION_BF16) {
+        ct_error(CT_ERR_IO, "%s: '%s' is llm.c checkpoint version %d; ctorch reads versions %d (float32, as "
+                 "train_gpt2.c reads and train_gpt2.py writes gpt2_124M.bin) and %d (bfloat16, "
+                 "gpt2_124M_bf16.bin)", FN, path, version, CT_LLMC_CHECKPOINT_VERSION, LLMC_VERSION_BF16);
         goto done;
     }
+    uint64_t element = version == LLMC_VERSION_BF16 ? 2 : 4;
     ct_gpt_config c = {.block_size = int32_at(header + 8), .vocab_size = int32_at(header + 12),
                        .n_layer = int32_at(header + 16), .n_head = int32_at(header + 20),
                        .n_embd = int32_at(header + 24), .padded_vocab_size = int32_at(header + 28),
@@ -102,10 +105,16 @@ static ct_state_dict *load(const char *path, const char *map_location, ct_gpt_co
     if (ct_gpt_files_check_config(prefix, &c) != CT_OK) goto done;
     uint64_t size[CT_GPT_LLMC_PARTS], begin[CT_GPT_LLMC_PARTS];
     part_layout(&c, size, begin);
-    uint64_t expected = HEADER_BYTES + 4 * (begin[CT_GPT_LLMC_PARTS - 1] + size[CT_GPT_LLMC_PARTS - 1]);
+    /* in double first: sizes from a damaged header must not wrap around */
+    double floats = (double)c.padded_vocab_size * (double)c.n_embd + (double)c.block_size * (double)c.n_embd +
+                    (double)c.n_layer * (12.0 * (double)c.n_embd * (double)c.n_embd + 13.0 * (double)c.n_embd) +
+                    2.0 * (double)c.n_embd;
+    uint64_t expected = floats * (double)element < 0x1p62
+                            ? HEADER_BYTES + element * (begin[CT_GPT_LLMC_PARTS - 1] + size[CT_GPT_LLMC_PARTS - 1])
+                            : UINT64_MAX;
     if ((uint64_t)info.st_size != expected) {
-        ct_error(CT_ERR_IO, "%s: '%s' is %lld bytes; an llm.c checkpoint of maxT %lld, V %lld, L %lld, NH %lld, C %lld, "
-                 "Vp %lld is %llu (%s)", FN, path, (long long)info.st_size, (long long)c.block_size,
+        ct_error(CT_ERR_IO, "%s: '%s' is %lld bytes; an llm.c checkpoint (version %d) of maxT %lld, V %lld, L %lld, "
+                 "NH %lld, C %lld, Vp %lld is %llu (%s)", FN, path, (long long)info.st_size, version, (long long)c.block_size,
                  (long long)c.vocab_size, (long long)c.n_layer, (long long)c.n_head, (long long)c.n_embd,
                  (long long)c.padded_vocab_size, (unsigned long long)expected,
                  (uint64_t)info.st_size < expected ? "truncated?" : "extra bytes after the parameters");
@@ -123,10 +132,18 @@ static ct_state_dict *load(const char *path, const char *map_location, ct_gpt_co
         }
         ct_tensor *t = ct_tensor_alloc(FN, CT_DEVICE_CPU, CT_F32, s->shape, s->ndim);
         if (!t) goto fail;
-        size_t bytes = (size_t)numel_of(s) * 4;
-        ct_status status = read_exact(fd, path, ct_tensor_handle(t), bytes,
-                                      (off_t)(HEADER_BYTES + 4 * float_offset(s, size, begin, c.n_layer)));
-        if (status == CT_OK) ct_io_to_little_endian(ct_tensor_handle(t), bytes / 4, 4);
+        size_t n = (size_t)numel_of(s);
+        float *values = ct_tensor_handle(t);
+        /* bfloat16 is read into the float32 tensor's second half, then widened in place: going
+         * forward, float i never overwrites a half not yet read */
+        uint16_t *halves = (uint16_t *)(void *)values + (element == 2 ? n : 0);
+        ct_status status = read_exact(fd, path, element == 2 ? (void *)halves : (void *)values, n * element,
+                                      (off_t)(HEADER_BYTES + element * float_offset(s, size, begin, c.n_layer)));
+        if (status == CT_OK) ct_io_to_little_endian(element == 2 ? (void *)halves : (void *)values, n, element);
+        if (status == CT_OK && element == 2) {
+            uint32_t *bits = (uint32_t *)(void *)values;
+            for (size_t i = 0; i < n; i++) bits[i] = (uint32_t)halves[i] << 16;
+        }
         if (status == CT_OK && device.type != CT_CPU) {
             ct_tensor *moved = ct_to(t, device);
             ct_release(t);

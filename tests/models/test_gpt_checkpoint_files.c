@@ -206,14 +206,14 @@ static void bad_llmc_files_are_named_with_what_would_be_right(void **state)
     fwrite(bytes, 1, size - 4, f);
     fclose(f);
     assert_null(ct_gpt_checkpoint_load(cut, NULL, NULL));
-    assert_error(CT_ERR_IO, "of maxT 16, V 50, L 2, NH 2, C 8, Vp 64 is");
+    assert_error(CT_ERR_IO, "llm.c checkpoint (version 3) of maxT 16, V 50, L 2, NH 2, C 8, Vp 64 is");
     f = fopen(cut, "wb");
     put_i32(f, 20240326);
-    put_i32(f, 5);
+    put_i32(f, 7);
     fwrite(bytes + 8, 1, size - 8, f);
     fclose(f);
     assert_null(ct_gpt_checkpoint_load(cut, NULL, NULL));
-    assert_error(CT_ERR_IO, "version 5; ctorch reads version 3");
+    assert_error(CT_ERR_IO, "version 7; ctorch reads versions 3 (float32");
     ct_gpt_load_options options = ct_gpt_load_options_default();
     options.format = CT_GPT_FORMAT_LLMC;
     f = fopen(cut, "wb");
@@ -224,6 +224,39 @@ static void bad_llmc_files_are_named_with_what_would_be_right(void **state)
     assert_error(CT_ERR_IO, "not llm.c's checkpoint magic 20240326");
     assert_null(ct_gpt_checkpoint_load(cut, NULL, NULL));
     assert_error(CT_ERR_IO, "neither an llm.c checkpoint");
+    /* train_gpt2.cu's bfloat16 checkpoint (version 5): the same tensors, each value's upper 16 bits */
+    f = fopen(cut, "wb");
+    put_i32(f, 20240326);
+    put_i32(f, 5);
+    fwrite(bytes + 8, 1, 1024 - 8, f);
+    for (size_t at = 1024; at < size; at += 4) fwrite(bytes + at + 2, 1, 2, f); /* little-endian: the high half */
+    fclose(f);
+    ct_gpt_config read;
+    ct_state_dict *bf16 = ct_gpt_checkpoint_load(cut, NULL, &read), *full = ct_gpt_checkpoint_load(bin, NULL, NULL);
+    assert_non_null(bf16);
+    gpt_test_assert_config(&read, &c);
+    for (int64_t i = 0; i < ct_state_dict_count(full); i++) {
+        ct_tensor *x = ct_state_dict_tensor_at(full, i), *y = ct_state_dict_tensor_at(bf16, i);
+        size_t n = (size_t)ct_numel(x);
+        uint32_t *a = malloc(n * 4), *b = malloc(n * 4);
+        assert_int_equal(ct_tensor_to_array(x, a, n * 4), CT_OK);
+        assert_int_equal(ct_tensor_to_array(y, b, n * 4), CT_OK);
+        for (size_t k = 0; k < n; k++) assert_int_equal(a[k] & 0xFFFF0000u, b[k]);
+        free(a);
+        free(b);
+        ct_release(x);
+        ct_release(y);
+    }
+    ct_state_dict_free(bf16);
+    ct_state_dict_free(full);
+    /* a truncated nanoGPT file */
+    const char *nano = gpt_test_path("cut.safetensors", 2);
+    assert_int_equal(ct_gpt_checkpoint_save(sd, &c, nano, CT_GPT_FORMAT_NANOGPT), CT_OK);
+    assert_int_equal(truncate(nano, 3000), 0);
+    assert_null(ct_gpt_checkpoint_load(nano, NULL, NULL));
+    if (!strstr(ct_last_error_message(), nano)) fail_msg("'%s' lacks the path", ct_last_error_message());
+    assert_int_equal(ct_last_error(), CT_ERR_IO);
+    ct_clear_error();
     /* a failed write leaves the old file as it was */
     ct_io_fail_write_after_for_testing(2000);
     ct_gpt_config other = c;
