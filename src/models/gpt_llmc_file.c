@@ -134,16 +134,19 @@ static ct_state_dict *load(const char *path, const char *map_location, ct_gpt_co
         if (!t) goto fail;
         size_t n = (size_t)numel_of(s);
         float *values = ct_tensor_handle(t);
-        /* bfloat16 is read into the float32 tensor's second half, then widened in place: going
-         * forward, float i never overwrites a half not yet read */
-        uint16_t *halves = (uint16_t *)(void *)values + (element == 2 ? n : 0);
-        ct_status status = read_exact(fd, path, element == 2 ? (void *)halves : (void *)values, n * element,
-                                      (off_t)(HEADER_BYTES + element * float_offset(s, size, begin, c.n_layer)));
-        if (status == CT_OK) ct_io_to_little_endian(element == 2 ? (void *)halves : (void *)values, n, element);
-        if (status == CT_OK && element == 2) {
-            uint32_t *bits = (uint32_t *)(void *)values;
-            for (size_t i = 0; i < n; i++) bits[i] = (uint32_t)halves[i] << 16;
-        }
+        uint16_t *halves = element == 2 ? malloc(n * sizeof *halves) : NULL; /* bfloat16, widened below */
+        void *into = element == 2 ? (void *)halves : (void *)values;
+        ct_status status = element == 2 && !halves
+                               ? ct_error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for %zu bfloat16 values", FN, n)
+                               : read_exact(fd, path, into, n * element,
+                                            (off_t)(HEADER_BYTES + element * float_offset(s, size, begin, c.n_layer)));
+        if (status == CT_OK) ct_io_to_little_endian(into, n, element);
+        if (status == CT_OK && element == 2)
+            for (size_t i = 0; i < n; i++) {
+                uint32_t bits = (uint32_t)halves[i] << 16;
+                memcpy(&values[i], &bits, sizeof bits);
+            }
+        free(halves);
         if (status == CT_OK && device.type != CT_CPU) {
             ct_tensor *moved = ct_to(t, device);
             ct_release(t);
