@@ -104,7 +104,7 @@ int ct_cmd_generate(int argc, char **argv)
     if (!ct_tool_choose_device(COMMAND, NULL, device_text, &device)) return CT_EXIT_USAGE;
 
     ct_module *model = NULL;
-    if (ct_gpt_checkpoint_load(checkpoint, map, &model) != CT_OK) {
+    if (ct_train_gpt_load(checkpoint, map, &model) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         return CT_EXIT_USAGE;
     }

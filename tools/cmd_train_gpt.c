@@ -43,10 +43,12 @@ static void usage(FILE *out)
             "  --val-fraction F          the file's last fraction F validates (default 0.1)\n"
             "  --data-order random|sequential  windows at random offsets from --seed, or one after another\n"
             "                            as llm.c's loader (default random)\n"
-            "  --init FILE               start from a GPT checkpoint (its config from the file)\n"
+            "  --init FILE               start from a GPT checkpoint: nanoGPT's or Hugging Face's safetensors,\n"
+            "                            or llm.c's .bin (its config from the file)\n"
             "  --map-location M          where --init's tensors load (as torch.load's)\n"
-            "  --save FILE               safetensors with nanoGPT's names and the config, after every\n"
-            "                            evaluation, with the state --resume continues from\n"
+            "  --save FILE               after every evaluation: the model in safetensors with nanoGPT's\n"
+            "                            names and config (nanoGPT's GPT loads it as it is), and beside\n"
+            "                            it FILE.state, what --resume continues from\n"
             "  --resume FILE             continue the run that saved FILE, with the same options\n"
             "  --seed N                  initialisation and windows (default %llu)\n"
             "  --device D, --data-parallel LIST, --amp bf16|fp16, --tf32, --graph  as for the other models\n"
@@ -296,7 +298,7 @@ static void print_step(void *context, const ct_gpt_step *s)
 static ct_status save_state(void *context, const ct_module *model, const ct_gpt_train_state *state)
 {
     const progress *p = context;
-    return ct_gpt_checkpoint_save(model, p->config, state, p->o->save);
+    return ct_train_gpt_save(model, p->config, state, p->o->save);
 }
 
 /* A short sample from a newline, printed as text (byte-level models only). */
@@ -332,7 +334,7 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
     const char *path = o->data ? o->data : ct_gpt_default_text_path();
     if (!path) return fail(job, CT_EXIT_FAILURE, NULL, NULL);
     if (o->init) {
-        if (ct_gpt_checkpoint_load(o->init, o->map_location, &model) != CT_OK)
+        if (ct_train_gpt_load(o->init, o->map_location, &model) != CT_OK)
             return fail(job, CT_EXIT_USAGE, NULL, NULL);
         ct_gpt_config_of(model, &c->model);
         if (c->seq_len > c->model.block_size && c->seq_len == ct_gpt_train_config_default().seq_len)
@@ -356,7 +358,7 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
     }
     ct_gpt_train_state resumed = {0};
     if (o->resume) {
-        ct_status status = ct_gpt_checkpoint_resume(o->resume, c, model, &resumed);
+        ct_status status = ct_train_gpt_resume(o->resume, c, model, &resumed);
         if (status != CT_OK) return fail(job, status == CT_ERR_INVALID_ARGUMENT ? CT_EXIT_USAGE : CT_EXIT_FAILURE,
                                          model, &tokens);
         c->resume = &resumed;

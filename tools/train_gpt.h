@@ -108,17 +108,21 @@ ct_status ct_gpt_evaluate(ct_module *model, const ct_gpt_tokens *tokens, const c
 double ct_gpt_flops_per_token(const ct_gpt_config *config, int64_t parameters, int64_t seq_len);
 
 /* ---- checkpoints (tools/train_gpt_checkpoint.c) ----
- * The state dict with nanoGPT's names (GPT.state_dict(): lm_head.weight beside
- * transformer.wte.weight) and the config in __metadata__ ("ctorch.gpt.vocab_size", ...); with
- * state, the resume state beside it ("optimizer." names, "ctorch.rng_state", "ctorch.gpt.step"
- * and the options that fix the run's numbers). */
-ct_status ct_gpt_checkpoint_save(const ct_module *model, const ct_gpt_train_config *config,
-                                 const ct_gpt_train_state *state, const char *path);
-/* A GPT from a file (its config from the file), on the cpu or through map_location. */
-ct_status ct_gpt_checkpoint_load(const char *path, const char *map_location, ct_module **out);
-/* --resume: the file's weights into model and its state into *out, after checking that it was
- * saved by a run with config's options (CT_ERR_INVALID_ARGUMENT naming the option that differs). */
-ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *config, ct_module *model,
-                                   ct_gpt_train_state *out);
+ * --save FILE writes the model as the library's nanoGPT files are (nanoGPT's names, lm_head.weight
+ * beside transformer.wte.weight, the GPTConfig keys in __metadata__: nanoGPT's GPT loads it with
+ * load_state_dict as it is, ctorch convert reads it), with "ctorch.gpt.step"; and with a state,
+ * FILE.state beside it: the optimizer ("optimizer." names), the generators ("ctorch.rng_state"),
+ * the step and the options that fix the run's numbers. */
+#define CT_TRAIN_GPT_STATE_SUFFIX ".state"
+ct_status ct_train_gpt_save(const ct_module *model, const ct_gpt_train_config *config,
+                            const ct_gpt_train_state *state, const char *path);
+/* A GPT from any file the library reads (nanoGPT's, Hugging Face's, llm.c's; its config from the
+ * file), through map_location (NULL: the saved devices; llm.c's on the cpu). */
+ct_status ct_train_gpt_load(const char *path, const char *map_location, ct_module **out);
+/* --resume FILE: FILE's weights into model and FILE.state's state into *out, after checking that
+ * they were saved by a run with config's options (CT_ERR_INVALID_ARGUMENT naming the option that
+ * differs, or a finished run) at the same step (CT_ERR_IO otherwise). */
+ct_status ct_train_gpt_resume(const char *path, const ct_gpt_train_config *config, ct_module *model,
+                              ct_gpt_train_state *out);
 
 #endif

@@ -1,6 +1,8 @@
-/* GPT checkpoints of `ctorch train --model gpt --save` and `ctorch generate`: nanoGPT's names
- * (the model's own state dict), the config in __metadata__, and with a run's state what --resume
- * needs (tools/train_resume.c's names: "optimizer." entries and "ctorch.rng_state"). */
+/* GPT checkpoints of `ctorch train --model gpt --save` and `ctorch generate`: the model as the
+ * library's nanoGPT files are (ct_gpt_checkpoint_save's names and __metadata__), so that nanoGPT's
+ * GPT and `ctorch convert` read it as it is, and the training state in a file of its own beside
+ * it (FILE.state: tools/train_resume.c's names, "optimizer." entries and "ctorch.rng_state").
+ * Reading takes any GPT file the library reads (ct_gpt_checkpoint_load). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,22 +11,6 @@
 #include "train_gpt.h"
 
 #define KEY_STEP "ctorch.gpt.step"
-
-typedef struct field {
-    const char *key;
-    int64_t *value;
-} field;
-
-static int config_fields(ct_gpt_config *m, field out[6])
-{
-    out[0] = (field){"ctorch.gpt.vocab_size", &m->vocab_size};
-    out[1] = (field){"ctorch.gpt.padded_vocab_size", &m->padded_vocab_size};
-    out[2] = (field){"ctorch.gpt.block_size", &m->block_size};
-    out[3] = (field){"ctorch.gpt.n_layer", &m->n_layer};
-    out[4] = (field){"ctorch.gpt.n_head", &m->n_head};
-    out[5] = (field){"ctorch.gpt.n_embd", &m->n_embd};
-    return 6;
-}
 
 /* The options that fix a resumed run's numbers, as text that compares equal for equal values. */
 enum { RUN_OPTIONS = 11 };
@@ -63,90 +49,89 @@ static ct_status set_number(ct_state_dict *sd, const char *key, long long value)
     return ct_state_dict_set_metadata(sd, key, text);
 }
 
-ct_status ct_gpt_checkpoint_save(const ct_module *model, const ct_gpt_train_config *config,
-                                 const ct_gpt_train_state *state, const char *path)
+/* The config as nanoGPT's GPTConfig keys, as src/models/gpt_safetensors_files.c writes them. */
+static ct_status put_config(ct_state_dict *sd, const ct_gpt_config *c)
+{
+    struct {
+        const char *key;
+        int64_t value;
+    } ints[] = {{"block_size", c->block_size}, {"vocab_size", c->padded_vocab_size}, {"n_layer", c->n_layer},
+                {"n_head", c->n_head},         {"n_embd", c->n_embd},                {"unpadded_vocab_size", c->vocab_size}};
+    ct_status status = ct_state_dict_set_metadata(sd, "format", "pt");
+    for (size_t k = 0; status == CT_OK && k < sizeof ints / sizeof ints[0]; k++)
+        status = set_number(sd, ints[k].key, (long long)ints[k].value);
+    char text[64];
+    snprintf(text, sizeof text, "%.17g", c->dropout);
+    if (status == CT_OK) status = ct_state_dict_set_metadata(sd, "dropout", text);
+    if (status == CT_OK) status = ct_state_dict_set_metadata(sd, "bias", c->bias ? "True" : "False");
+    return status;
+}
+
+static void state_path(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s" CT_TRAIN_GPT_STATE_SUFFIX, path);
+}
+
+static ct_status save_state(const ct_gpt_train_config *config, const ct_gpt_train_state *state, const char *path)
+{
+    ct_state_dict *sd = ct_state_dict_create();
+    if (!sd) return ct_train_fail_library("--save: the training state");
+    run_option options[RUN_OPTIONS];
+    run_options(config, options);
+    ct_status status = CT_OK;
+    for (int i = 0; status == CT_OK && i < RUN_OPTIONS; i++)
+        status = ct_state_dict_set_metadata(sd, options[i].key, options[i].value);
+    if (status == CT_OK) status = set_number(sd, KEY_STEP, (long long)state->step);
+    if (status == CT_OK && config->amp == CT_F16) {
+        char scale[32];
+        snprintf(scale, sizeof scale, "%.17g", state->amp_scale);
+        status = ct_state_dict_set_metadata(sd, "ctorch.gpt.amp_scale", scale);
+        if (status == CT_OK) status = set_number(sd, "ctorch.gpt.amp_growth_tracker", (long long)state->amp_growth_tracker);
+    }
+    char name[512];
+    for (int64_t i = 0; status == CT_OK && i < ct_state_dict_count(state->optimizer); i++) {
+        snprintf(name, sizeof name, CT_TRAIN_OPTIMIZER_PREFIX "%s", ct_state_dict_name_at(state->optimizer, i));
+        ct_tensor *t = ct_state_dict_tensor_at(state->optimizer, i);
+        status = t ? ct_state_dict_add(sd, name, t) : ct_last_error();
+        ct_release(t);
+    }
+    if (status == CT_OK) status = ct_state_dict_add(sd, CT_TRAIN_RNG_STATE_NAME, state->rng);
+    char file[4096];
+    state_path(path, file, sizeof file);
+    if (status != CT_OK) status = ct_train_fail_library("--save: the training state");
+    else if (ct_save(sd, file) != CT_OK) status = ct_train_fail_library("--save: the training state");
+    ct_state_dict_free(sd);
+    return status;
+}
+
+ct_status ct_train_gpt_save(const ct_module *model, const ct_gpt_train_config *config,
+                            const ct_gpt_train_state *state, const char *path)
 {
     ct_gpt_config m;
     if (ct_gpt_config_of(model, &m) != CT_OK) return ct_train_fail_library("--save");
     ct_state_dict *sd = ct_module_state_dict(model, NULL);
     if (!sd) return ct_train_fail_library("--save: the model's state dict");
-    field fields[6];
-    int count = config_fields(&m, fields);
-    ct_status status = CT_OK;
-    for (int i = 0; status == CT_OK && i < count; i++) status = set_number(sd, fields[i].key, (long long)*fields[i].value);
-    if (status == CT_OK) status = ct_state_dict_set_metadata(sd, "ctorch.gpt.bias", m.bias ? "true" : "false");
-    if (status == CT_OK && config && state) {
-        run_option options[RUN_OPTIONS];
-        run_options(config, options);
-        for (int i = 0; status == CT_OK && i < RUN_OPTIONS; i++)
-            status = ct_state_dict_set_metadata(sd, options[i].key, options[i].value);
-        if (status == CT_OK) status = set_number(sd, KEY_STEP, (long long)state->step);
-        if (status == CT_OK && config->amp == CT_F16) {
-            char scale[32];
-            snprintf(scale, sizeof scale, "%.17g", state->amp_scale);
-            status = ct_state_dict_set_metadata(sd, "ctorch.gpt.amp_scale", scale);
-            if (status == CT_OK) status = set_number(sd, "ctorch.gpt.amp_growth_tracker", (long long)state->amp_growth_tracker);
-        }
-        char name[512];
-        for (int64_t i = 0; status == CT_OK && i < ct_state_dict_count(state->optimizer); i++) {
-            snprintf(name, sizeof name, CT_TRAIN_OPTIMIZER_PREFIX "%s", ct_state_dict_name_at(state->optimizer, i));
-            ct_tensor *t = ct_state_dict_tensor_at(state->optimizer, i);
-            status = t ? ct_state_dict_add(sd, name, t) : ct_last_error();
-            ct_release(t);
-        }
-        if (status == CT_OK) status = ct_state_dict_add(sd, CT_TRAIN_RNG_STATE_NAME, state->rng);
-    }
+    ct_status status = put_config(sd, &m);
+    if (status == CT_OK && state) status = set_number(sd, KEY_STEP, (long long)state->step);
     if (status != CT_OK) status = ct_train_fail_library("--save: the checkpoint's metadata");
     else if (ct_save(sd, path) != CT_OK) status = ct_train_fail_library("--save");
     ct_state_dict_free(sd);
+    /* the model first: a run stopped between the two is caught by their steps at --resume */
+    if (status == CT_OK && state && config) status = save_state(config, state, path);
     return status;
 }
 
-/* The config in sd's metadata; CT_ERR_IO naming the file and the key when one is missing. */
-static ct_status read_config(const ct_state_dict *sd, const char *path, ct_gpt_config *out)
+/* The weights of any GPT file into a new GPT (*out), or into model when given. */
+static ct_status load(const char *path, const char *map_location, ct_module *model, ct_module **out)
 {
-    *out = (ct_gpt_config){.dropout = 0.0, .bias = true};
-    field fields[6];
-    int count = config_fields(out, fields);
-    for (int i = 0; i < count; i++) {
-        const char *text = ct_state_dict_metadata(sd, fields[i].key);
-        char *end = NULL;
-        long long value = text ? strtoll(text, &end, 10) : 0;
-        if (!text || *end != '\0' || value <= 0)
-            return ct_train_fail(CT_ERR_IO, "'%s' holds no GPT config: its metadata lacks '%s' (files of ctorch "
-                                 "train --model gpt --save have it)", path, fields[i].key);
-        *fields[i].value = value;
-    }
-    const char *bias = ct_state_dict_metadata(sd, "ctorch.gpt.bias");
-    out->bias = !bias || strcmp(bias, "false") != 0;
-    return CT_OK;
-}
-
-/* Loads path into a new GPT (*out), or into model when given; *sd_out keeps the file's entries. */
-static ct_status load(const char *path, const char *map_location, ct_module *model, ct_module **out,
-                      ct_state_dict **sd_out)
-{
-    ct_state_dict *sd = ct_load(path, map_location);
-    if (!sd) return ct_train_fail_library("reading the checkpoint");
+    ct_gpt_load_options options = ct_gpt_load_options_default();
+    options.map_location = map_location;
     ct_gpt_config config;
-    ct_status status = model ? CT_OK : read_config(sd, path, &config);
-    ct_state_dict *weights = NULL;
-    if (status == CT_OK) {
-        /* the model's entries alone */
-        weights = ct_state_dict_create();
-        for (int64_t i = 0; weights && status == CT_OK && i < ct_state_dict_count(sd); i++) {
-            const char *name = ct_state_dict_name_at(sd, i);
-            if (!strncmp(name, CT_TRAIN_OPTIMIZER_PREFIX, strlen(CT_TRAIN_OPTIMIZER_PREFIX)) ||
-                !strcmp(name, CT_TRAIN_RNG_STATE_NAME))
-                continue;
-            ct_tensor *t = ct_state_dict_tensor_at(sd, i);
-            status = t ? ct_state_dict_add(weights, name, t) : ct_last_error();
-            ct_release(t);
-        }
-        if (!weights || status != CT_OK) status = ct_train_fail_library("reading the checkpoint");
-    }
+    ct_state_dict *weights = ct_gpt_checkpoint_load(path, &options, &config);
+    if (!weights) return ct_train_fail_library("reading the checkpoint");
+    ct_status status = CT_OK;
     ct_module *made = NULL;
-    if (status == CT_OK && !model) {
+    if (!model) {
         made = ct_gpt(&config);
         if (!made) status = ct_train_fail_library("the checkpoint's GPT");
     }
@@ -154,37 +139,42 @@ static ct_status load(const char *path, const char *map_location, ct_module *mod
         char what[512];
         snprintf(what, sizeof what, "'%s' does not fit the GPT", path);
         status = ct_train_fail_library(what);
-        if (status == CT_ERR_INVALID_ARGUMENT) status = CT_ERR_IO;
     }
     ct_state_dict_free(weights);
     if (status != CT_OK) {
         ct_module_release(made);
-        ct_state_dict_free(sd);
         return status;
     }
     if (out) *out = made;
-    if (sd_out) *sd_out = sd;
-    else ct_state_dict_free(sd);
     return CT_OK;
 }
 
-ct_status ct_gpt_checkpoint_load(const char *path, const char *map_location, ct_module **out)
+ct_status ct_train_gpt_load(const char *path, const char *map_location, ct_module **out)
 {
     *out = NULL;
-    return load(path, map_location, NULL, out, NULL);
+    return load(path, map_location, NULL, out);
 }
 
-ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *config, ct_module *model,
-                                   ct_gpt_train_state *out)
+ct_status ct_train_gpt_resume(const char *path, const ct_gpt_train_config *config, ct_module *model,
+                              ct_gpt_train_state *out)
 {
     *out = (ct_gpt_train_state){0};
-    ct_state_dict *sd = NULL;
-    ct_status status = load(path, "cpu", model, NULL, &sd);
-    if (status != CT_OK) return status;
+    char file[4096];
+    state_path(path, file, sizeof file);
+    ct_state_dict *model_file = ct_load(path, "cpu");
+    ct_state_dict *sd = model_file ? ct_load(file, "cpu") : NULL;
+    if (!sd) {
+        ct_state_dict_free(model_file);
+        return ct_train_fail(CT_ERR_IO, "--resume '%s': %s (ctorch train --model gpt --save writes the training "
+                             "state beside the model, in %s)", path, ct_last_error_message(), file);
+    }
     run_option options[RUN_OPTIONS];
     run_options(config, options);
-    const char *step = ct_state_dict_metadata(sd, KEY_STEP);
-    if (!step) status = ct_train_fail(CT_ERR_IO, "--resume '%s': the file holds no training state", path);
+    const char *step = ct_state_dict_metadata(sd, KEY_STEP), *model_step = ct_state_dict_metadata(model_file, KEY_STEP);
+    ct_status status = CT_OK;
+    if (!step || !model_step || strcmp(step, model_step) != 0)
+        status = ct_train_fail(CT_ERR_IO, "--resume '%s': the model is of step %s and %s of step %s: they were not "
+                               "saved together", path, model_step ? model_step : "(none)", file, step ? step : "(none)");
     for (int i = 0; status == CT_OK && i < RUN_OPTIONS; i++) {
         const char *saved = ct_state_dict_metadata(sd, options[i].key);
         if (!saved || strcmp(saved, options[i].value) != 0)
@@ -195,6 +185,7 @@ ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *
     if (status == CT_OK && strtoll(step, NULL, 10) >= config->steps)
         status = ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume '%s' has finished its %s steps: there is "
                                "nothing to continue (its --lr-schedule is laid out over --steps)", path, step);
+    if (status == CT_OK) status = load(path, "cpu", model, NULL);
     if (status == CT_OK) {
         out->step = strtoll(step, NULL, 10);
         out->optimizer = ct_state_dict_create();
@@ -206,12 +197,6 @@ ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *
             status = t ? ct_state_dict_add(out->optimizer, name + prefix, t) : ct_last_error();
             ct_release(t);
         }
-        /* the optimizer's param_groups metadata travels under the same prefix */
-        for (int64_t i = 0; out->optimizer && status == CT_OK && i < ct_state_dict_metadata_count(sd); i++) {
-            const char *key = ct_state_dict_metadata_key_at(sd, i);
-            if (strncmp(key, CT_TRAIN_OPTIMIZER_PREFIX, prefix) == 0)
-                status = ct_state_dict_set_metadata(out->optimizer, key + prefix, ct_state_dict_metadata_value_at(sd, i));
-        }
         out->rng = ct_state_dict_get(sd, CT_TRAIN_RNG_STATE_NAME);
         const char *scale = ct_state_dict_metadata(sd, "ctorch.gpt.amp_scale");
         const char *tracker = ct_state_dict_metadata(sd, "ctorch.gpt.amp_growth_tracker");
@@ -220,6 +205,7 @@ ct_status ct_gpt_checkpoint_resume(const char *path, const ct_gpt_train_config *
         if (!out->optimizer || !out->rng || status != CT_OK) status = ct_train_fail_library("--resume: the state");
     }
     ct_state_dict_free(sd);
+    ct_state_dict_free(model_file);
     if (status != CT_OK) ct_gpt_train_state_free(out);
     return status;
 }

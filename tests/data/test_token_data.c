@@ -315,6 +315,36 @@ static void random_windows_come_from_the_seed_and_reach_both_ends(void **state)
     ct_token_data_free(data);
 }
 
+/* Batches handed out on an accelerator hold what the CPU's hold. */
+static void batches_go_to_the_loader_s_device(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) < 1) skip();
+    ct_token_data *data = counting(300);
+    ct_token_loader_options o = ct_token_loader_options_default();
+    o.batch_size = 3;
+    o.seq_len = 5;
+    o.seed = 9;
+    ct_token_loader *cpu = ct_token_loader_create(data, &o);
+    o.device = (ct_device){CT_OPENCL, 0};
+    ct_token_loader *device = ct_token_loader_create(data, &o);
+    assert_non_null(device);
+    ct_scope_push();
+    ct_tensor *x, *y, *dx, *dy;
+    assert_int_equal(ct_token_loader_next(cpu, &x, &y), CT_OK);
+    assert_int_equal(ct_token_loader_next(device, &dx, &dy), CT_OK);
+    assert_int_equal(ct_tensor_device(dx).type, CT_OPENCL);
+    assert_int_equal(ct_tensor_device(dy).type, CT_OPENCL);
+    int64_t a[15], b[15];
+    assert_int_equal(ct_tensor_to_array(y, a, sizeof a), CT_OK);
+    assert_int_equal(ct_tensor_to_array(dy, b, sizeof b), CT_OK);
+    assert_memory_equal(a, b, sizeof a);
+    assert_int_equal(ct_scope_pop(), CT_OK);
+    ct_token_loader_free(cpu);
+    ct_token_loader_free(device);
+    ct_token_data_free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +355,7 @@ int main(void)
         cmocka_unit_test(the_sequential_order_is_llmc_s_and_wraps),
         cmocka_unit_test(ranks_take_their_own_windows_in_both_orders),
         cmocka_unit_test(random_windows_come_from_the_seed_and_reach_both_ends),
+        cmocka_unit_test(batches_go_to_the_loader_s_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,9 @@
  * Shakespeare: --grad-accum 2 gives, step for step, the losses of the doubled batch; --graph the
  * very losses and parameters of the eager loop (with a constant rate, replayed, on the cpu and
  * opencl:0; with warm-up cosine, captured again each step); --resume from a step's checkpoint continues with the losses
- * of the run that never stopped; the command saves a checkpoint with nanoGPT's names that
- * `ctorch generate` samples from, deterministically for a seed; and bad input (a data file, T
+ * of the run that never stopped; the command saves a checkpoint with nanoGPT's names (the
+ * training state beside it) that `ctorch generate` samples from, deterministically for a seed,
+ * and the same ids from it as llm.c's .bin (ctorch convert); and bad input (a data file, T
  * above the block, heads that do not divide the channels, a prompt longer than the block, token
  * ids at or above the vocabulary) exits 2 with a message before any training. */
 #include <math.h>
@@ -152,7 +153,7 @@ static ct_status save_at_step_2(void *context, const ct_module *model, const ct_
 {
     const ct_gpt_train_config *c = ((const void **)context)[0];
     const char *path = ((const void **)context)[1];
-    return state->step == 2 ? ct_gpt_checkpoint_save(model, c, state, path) : CT_OK;
+    return state->step == 2 ? ct_train_gpt_save(model, c, state, path) : CT_OK;
 }
 
 static void resume_continues_the_run(void **state)
@@ -177,7 +178,7 @@ static void resume_continues_the_run(void **state)
     ct_gpt_config m = c.model;
     model = ct_gpt(&m);
     ct_gpt_train_state resumed;
-    if (ct_gpt_checkpoint_resume(path, &c, model, &resumed) != CT_OK) fail_msg("%s", ct_train_error_message());
+    if (ct_train_gpt_resume(path, &c, model, &resumed) != CT_OK) fail_msg("%s", ct_train_error_message());
     assert_int_equal(resumed.step, 2);
     ct_gpt_train_config rest = c;
     rest.resume = &resumed;
@@ -192,12 +193,15 @@ static void resume_continues_the_run(void **state)
     ct_gpt_train_config other = c;
     other.lr = 2e-3;
     ct_gpt_train_state refused;
-    assert_int_equal(ct_gpt_checkpoint_resume(path, &other, model, &refused), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_train_gpt_resume(path, &other, model, &refused), CT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ct_train_error_message(), "--lr"));
     ct_gpt_train_state_free(&resumed);
     ct_module_release(model);
     ct_gpt_tokens_free(&tokens);
     unlink(path);
+    char state_file[300];
+    snprintf(state_file, sizeof state_file, "%s.state", path);
+    unlink(state_file);
 }
 
 static char *run_ok(const char *args)
@@ -259,9 +263,15 @@ static void the_command_trains_saves_and_generates(void **state)
     assert_int_equal(ct_tensor_size(c_attn, 0), 96);
     assert_int_equal(ct_tensor_size(c_attn, 1), 32);
     ct_release(c_attn);
-    assert_string_equal(ct_state_dict_metadata(sd, "ctorch.gpt.n_head"), "2");
-    assert_string_equal(ct_state_dict_metadata(sd, "ctorch.gpt.block_size"), "16");
-    /* AdamW's two groups, as nanoGPT's configure_optimizers: decay on the 2-D weights only */
+    assert_string_equal(ct_state_dict_metadata(sd, "n_head"), "2");
+    assert_string_equal(ct_state_dict_metadata(sd, "block_size"), "16");
+    ct_state_dict_free(sd);
+    /* the training state beside it: AdamW's two groups, as nanoGPT's configure_optimizers (decay
+     * on the 2-D weights only) */
+    char state_file[300];
+    snprintf(state_file, sizeof state_file, "%s.state", path);
+    sd = ct_load(state_file, NULL);
+    assert_non_null(sd);
     double decay[2];
     for (int g = 0; g < 2; g++) {
         char name[64];
@@ -279,6 +289,17 @@ static void the_command_trains_saves_and_generates(void **state)
     char *first = run_ok(args), *second = run_ok(args);
     assert_string_equal(first, second);
     assert_true(strncmp(first, "70,105,", 7) == 0);
+    /* the same model as llm.c's .bin (ctorch convert) samples the same ids */
+    char bin[300];
+    snprintf(bin, sizeof bin, "%s.bin", path);
+    snprintf(args, sizeof args, "convert %s %s", path, bin);
+    free(run_ok(args));
+    snprintf(args, sizeof args, "generate --device cpu --checkpoint %s --prompt-tokens 70,105 --max-new-tokens 10 "
+             "--print-tokens --seed 3", bin);
+    char *from_bin = run_ok(args);
+    assert_string_equal(from_bin, first);
+    free(from_bin);
+    unlink(bin);
     int commas = 0;
     for (const char *p = first; *p; p++) commas += *p == ',';
     assert_int_equal(commas, 11);
@@ -299,6 +320,7 @@ static void the_command_trains_saves_and_generates(void **state)
     snprintf(args, sizeof args, "train " TINY " --steps 3 --resume %s", path);
     assert_refused(args, "has finished its 3 steps");
     unlink(path);
+    unlink(state_file);
 }
 
 static void bad_input_exits_2_before_training(void **state)
