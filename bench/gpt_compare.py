@@ -33,7 +33,9 @@ def run(command):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return last_json(done.stdout)
+    result = last_json(done.stdout)
+    print(json.dumps(result), flush=True)  # each run as it ends: a long comparison stopped keeps them
+    return result
 
 
 def main():
