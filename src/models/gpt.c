@@ -112,36 +112,6 @@ ct_tensor *ct_gpt_block_mlp_residual(const ct_gpt_block *b, const ct_tensor *x)
     return out;
 }
 
-/* Block: x + attn(ln_1(x)), then x + mlp(ln_2(x)). */
-static ct_tensor *block_forward(ct_module *self, const ct_tensor *x)
-{
-    CT_API_ENTER;
-    const ct_gpt_block *b = self->data;
-    ct_tensor *h = ct_module_forward(b->ln_1, x);
-    ct_tensor *a = h ? ct_module_forward(b->attn, h) : NULL;
-    ct_tensor *x1 = a ? ct_add(x, a) : NULL;
-    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(b, x1) : NULL;
-    ct_release(h);
-    ct_release(a);
-    ct_release(x1);
-    return ct_api_return(out);
-}
-
-static ct_module *make_block(const ct_gpt_config *c, ct_gpt_block *b)
-{
-    ct_module *m = ct_module_create("Block", block_forward, b, NULL); /* b is the GPT's */
-    if (!m) return NULL;
-    const int64_t shape[1] = {c->n_embd};
-    if (!add_child(m, "ln_1", ct_layer_norm_module(shape, 1, 1e-5, true), &b->ln_1) ||
-        !add_child(m, "attn", ct_causal_self_attention(c->n_embd, c->n_head, c->dropout, c->bias), &b->attn) ||
-        !add_child(m, "ln_2", ct_layer_norm_module(shape, 1, 1e-5, true), &b->ln_2) ||
-        !add_child(m, "mlp", make_mlp(c), &b->mlp))
-        return ct_module_release(m), NULL;
-    b->c_attn = ct_module_child(b->attn, "c_attn");
-    b->c_proj = ct_module_child(b->attn, "c_proj");
-    return m;
-}
-
 /* nanoGPT's LayerNorm(ndim, bias): without bias, no bias parameter. */
 static ct_module *layer_norm(const ct_gpt_config *c)
 {
@@ -161,6 +131,35 @@ static ct_module *layer_norm(const ct_gpt_config *c)
             }
     }
     return ln;
+}
+
+/* Block: x + attn(ln_1(x)), then x + mlp(ln_2(x)). */
+static ct_tensor *block_forward(ct_module *self, const ct_tensor *x)
+{
+    CT_API_ENTER;
+    const ct_gpt_block *b = self->data;
+    ct_tensor *h = ct_module_forward(b->ln_1, x);
+    ct_tensor *a = h ? ct_module_forward(b->attn, h) : NULL;
+    ct_tensor *x1 = a ? ct_add(x, a) : NULL;
+    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(b, x1) : NULL;
+    ct_release(h);
+    ct_release(a);
+    ct_release(x1);
+    return ct_api_return(out);
+}
+
+static ct_module *make_block(const ct_gpt_config *c, ct_gpt_block *b)
+{
+    ct_module *m = ct_module_create("Block", block_forward, b, NULL); /* b is the GPT's */
+    if (!m) return NULL;
+    if (!add_child(m, "ln_1", layer_norm(c), &b->ln_1) ||
+        !add_child(m, "attn", ct_causal_self_attention(c->n_embd, c->n_head, c->dropout, c->bias), &b->attn) ||
+        !add_child(m, "ln_2", layer_norm(c), &b->ln_2) ||
+        !add_child(m, "mlp", make_mlp(c), &b->mlp))
+        return ct_module_release(m), NULL;
+    b->c_attn = ct_module_child(b->attn, "c_attn");
+    b->c_proj = ct_module_child(b->attn, "c_proj");
+    return m;
 }
 
 /* lm_head's weight becomes wte's (nanoGPT: self.transformer.wte.weight = self.lm_head.weight). */

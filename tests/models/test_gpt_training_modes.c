@@ -235,6 +235,36 @@ static void names_tie_and_initialisation_are_nanogpts(void **state)
     ct_scope_pop();
 }
 
+/* dropout while training only; bias=false leaves out every bias (nanoGPT's LayerNorm(bias=False)) */
+static void dropout_trains_and_bias_false_drops_the_biases(void **state)
+{
+    (void)state;
+    ct_scope_push();
+    ct_manual_seed(8);
+    ct_gpt_config c = tiny();
+    c.dropout = 0.3;
+    ct_module *gpt = ct_gpt(&c);
+    ct_tensor *idx = batch(1, CT_DEVICE_CPU), *targets = batch(2, CT_DEVICE_CPU);
+    double a = loss_of(gpt, idx, targets), b = loss_of(gpt, idx, targets);
+    assert_true(a != b); /* other masks */
+    ct_module_eval(gpt);
+    a = loss_of(gpt, idx, targets), b = loss_of(gpt, idx, targets);
+    assert_true(a == b);
+    ct_module_release(gpt);
+
+    c = tiny();
+    c.bias = false;
+    gpt = ct_gpt(&c);
+    ct_state_dict *sd = ct_module_state_dict(gpt, NULL);
+    /* 2 embeddings + 6 per block (ln_1, c_attn, c_proj, ln_2, c_fc, c_proj weights) + ln_f + lm_head */
+    assert_int_equal(ct_state_dict_count(sd), 2 + 6 * 2 + 1 + 1);
+    for (int64_t i = 0; i < ct_state_dict_count(sd); i++) assert_null(strstr(ct_state_dict_name_at(sd, i), "bias"));
+    ct_state_dict_free(sd);
+    assert_true(isfinite(loss_of(gpt, idx, targets)));
+    ct_module_release(gpt);
+    ct_scope_pop();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +272,7 @@ int main(void)
         cmocka_unit_test(a_captured_step_replays_the_eager_step),
         cmocka_unit_test(config_errors_name_the_field),
         cmocka_unit_test(names_tie_and_initialisation_are_nanogpts),
+        cmocka_unit_test(dropout_trains_and_bias_false_drops_the_biases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
