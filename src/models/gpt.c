@@ -77,11 +77,12 @@ typedef struct mlp {
 static ct_tensor *mlp_forward(ct_module *self, const ct_tensor *x)
 {
     CT_API_ENTER;
-    const mlp *m = self->data;
-    ct_tensor *h = ct_module_forward(m->c_fc, x);
-    ct_tensor *a = h ? ct_module_forward(m->gelu, h) : NULL;
-    ct_tensor *p = a ? ct_module_forward(m->c_proj, a) : NULL;
-    ct_tensor *out = p ? ct_module_forward(m->dropout, p) : NULL;
+    /* children by name, not from the module data: a DataParallel replica shares the data, but its
+     * children are its own (ctorch/parallel.h) */
+    ct_tensor *h = ct_module_forward(ct_module_child(self, "c_fc"), x);
+    ct_tensor *a = h ? ct_module_forward(ct_module_child(self, "gelu"), h) : NULL;
+    ct_tensor *p = a ? ct_module_forward(ct_module_child(self, "c_proj"), a) : NULL;
+    ct_tensor *out = p ? ct_module_forward(ct_module_child(self, "dropout"), p) : NULL;
     ct_release(h);
     ct_release(a);
     ct_release(p);
@@ -137,11 +138,13 @@ static ct_module *layer_norm(const ct_gpt_config *c)
 static ct_tensor *block_forward(ct_module *self, const ct_tensor *x)
 {
     CT_API_ENTER;
-    const ct_gpt_block *b = self->data;
-    ct_tensor *h = ct_module_forward(b->ln_1, x);
-    ct_tensor *a = h ? ct_module_forward(b->attn, h) : NULL;
+    /* children by name (a DataParallel replica's own; see mlp_forward) */
+    const ct_gpt_block b = {.block = self, .ln_1 = ct_module_child(self, "ln_1"), .attn = ct_module_child(self, "attn"),
+                            .ln_2 = ct_module_child(self, "ln_2"), .mlp = ct_module_child(self, "mlp")};
+    ct_tensor *h = ct_module_forward(b.ln_1, x);
+    ct_tensor *a = h ? ct_module_forward(b.attn, h) : NULL;
     ct_tensor *x1 = a ? ct_add(x, a) : NULL;
-    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(b, x1) : NULL;
+    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(&b, x1) : NULL;
     ct_release(h);
     ct_release(a);
     ct_release(x1);
@@ -316,8 +319,18 @@ ct_tensor *ct_gpt_head(const ct_gpt_model *g, const ct_tensor *x)
     return logits;
 }
 
-/* The hidden states after the last block, [B, T, C]. */
-static ct_tensor *trunk(const ct_gpt_model *g, const ct_tensor *idx)
+/* The record of gpt's own children, found by name: the GPT's, or a DataParallel replica's (which
+ * shares the GPT's module data but has children of its own, ctorch/parallel.h). */
+static ct_gpt_model children_of(ct_module *gpt, const ct_gpt_model *g)
+{
+    ct_module *transformer = ct_module_child(gpt, "transformer");
+    return (ct_gpt_model){.config = g->config, .wte = ct_module_child(transformer, "wte"),
+                          .wpe = ct_module_child(transformer, "wpe"), .drop = ct_module_child(transformer, "drop"),
+                          .ln_f = ct_module_child(transformer, "ln_f"), .lm_head = ct_module_child(gpt, "lm_head")};
+}
+
+/* The hidden states after the last block, [B, T, C]; the blocks are h's children. */
+static ct_tensor *trunk(const ct_gpt_model *g, ct_module *h, const ct_tensor *idx)
 {
     ct_tensor *tok = ct_module_forward(g->wte, idx);
     ct_tensor *pos = ct_narrow(ct_module_own_parameter(g->wpe, "weight"), 0, 0, idx->shape[1]);
@@ -327,7 +340,7 @@ static ct_tensor *trunk(const ct_gpt_model *g, const ct_tensor *idx)
     ct_release(pos);
     ct_release(sum);
     for (int64_t i = 0; x && i < g->config.n_layer; i++) {
-        ct_tensor *next = ct_module_forward(g->blocks[i].block, x);
+        ct_tensor *next = ct_module_forward(ct_module_child_at(h, (int)i), x);
         ct_release(x);
         x = next;
     }
@@ -349,8 +362,9 @@ ct_status ct_gpt_forward(ct_module *gpt, const ct_tensor *idx, const ct_tensor *
                         function);
     ct_api_enter();
     int64_t b = idx->shape[0], t = idx->shape[1], v = g->config.vocab_size;
-    ct_tensor *x = trunk(g, idx);
-    ct_tensor *padded = x ? ct_gpt_head(g, x) : NULL;
+    const ct_gpt_model own = children_of(gpt, g);
+    ct_tensor *x = trunk(&own, ct_module_child(ct_module_child(gpt, "transformer"), "h"), idx);
+    ct_tensor *padded = x ? ct_gpt_head(&own, x) : NULL;
     ct_tensor *logits = padded && g->config.padded_vocab_size > v ? ct_narrow(padded, 2, 0, v)
                         : padded                                   ? ct_retain(padded)
                                                                    : NULL;

@@ -38,7 +38,9 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
      * every intermediate is released here. */
     ct_tensor *parts[3] = {NULL, NULL, NULL}, *heads[3] = {NULL, NULL, NULL};
     int count = 0;
-    ct_tensor *qkv = ct_module_forward(a->c_attn, x);
+    /* children by name, not from the module data: a DataParallel replica shares the data, but its
+     * children are its own (ctorch/parallel.h) */
+    ct_tensor *qkv = ct_module_forward(ct_module_child(self, "c_attn"), x);
     ct_tensor *out = NULL;
     if (qkv && ct_split(qkv, a->embed, 2, parts, 3, &count) == CT_OK && count == 3) {
         for (int i = 0; i < 3; i++) heads[i] = split_heads(parts[i], a);
@@ -49,8 +51,8 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
         ct_tensor *joined = y ? ct_transpose(y, 1, 2) : NULL;
         int64_t shape[3] = {x->shape[0], x->shape[1], a->embed};
         ct_tensor *flat = joined ? ct_reshape(joined, shape, 3) : NULL;
-        ct_tensor *projected = flat ? ct_module_forward(a->c_proj, flat) : NULL;
-        out = projected ? ct_module_forward(a->resid_dropout, projected) : NULL;
+        ct_tensor *projected = flat ? ct_module_forward(ct_module_child(self, "c_proj"), flat) : NULL;
+        out = projected ? ct_module_forward(ct_module_child(self, "resid_dropout"), projected) : NULL;
         ct_release(y);
         ct_release(joined);
         ct_release(flat);

@@ -148,6 +148,30 @@ static void graph_captures_again_as_the_rate_changes(void **state)
     graph_gives_the_same_bits(CT_DEVICE_CPU, true, 1);
 }
 
+/* DataParallel over opencl:0 and opencl:1 (the batch split, the gradients summed on the first):
+ * the losses of opencl:0 alone. */
+static void data_parallel_equals_one_device(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) < 2) skip();
+    ct_gpt_tokens tokens;
+    load_tokens(&tokens);
+    ct_gpt_train_config alone = tiny_config();
+    alone.device = (ct_device){CT_OPENCL, 0};
+    ct_gpt_train_config split = alone;
+    split.data_parallel_count = 2;
+    split.data_parallel[0] = (ct_device){CT_OPENCL, 0};
+    split.data_parallel[1] = (ct_device){CT_OPENCL, 1};
+    run_record a, b;
+    ct_gpt_train_result ra, rb;
+    ct_module_release(train(&tokens, &alone, &a, &ra));
+    ct_module_release(train(&tokens, &split, &b, &rb));
+    for (int64_t i = 0; i < STEPS; i++)
+        if (!(fabs(a.loss[i] - b.loss[i]) <= 1e-5 * a.loss[i]))
+            fail_msg("step %lld: loss %.9g on opencl:0, %.9g with DataParallel", (long long)i, a.loss[i], b.loss[i]);
+    ct_gpt_tokens_free(&tokens);
+}
+
 /* on_state: keeps the checkpoint of step 2 at the path of context. */
 static ct_status save_at_step_2(void *context, const ct_module *model, const ct_gpt_train_state *state)
 {
@@ -352,6 +376,7 @@ int main(void)
         cmocka_unit_test(grad_accum_2_equals_the_doubled_batch),
         cmocka_unit_test(graph_replays_the_eager_step_bit_for_bit),
         cmocka_unit_test(graph_captures_again_as_the_rate_changes),
+        cmocka_unit_test(data_parallel_equals_one_device),
         cmocka_unit_test(resume_continues_the_run),
         cmocka_unit_test(the_command_trains_saves_and_generates),
         cmocka_unit_test(bad_input_exits_2_before_training),
