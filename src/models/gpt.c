@@ -69,20 +69,22 @@ static ct_tensor *refuse_forward(ct_module *self, const ct_tensor *x)
                          "call the GPT (ct_gpt_forward)", self->kind);
 }
 
-/* MLP: c_fc (C -> 4C), tanh GELU, c_proj (4C -> C), dropout. */
-typedef struct mlp {
-    ct_module *c_fc, *gelu, *c_proj, *dropout;
-} mlp;
+ct_module *ct_gpt_child(const ct_module *m, const char *name)
+{
+    for (int i = 0; m && i < m->child_count; i++)
+        if (!strcmp(m->child_names[i], name)) return m->children[i];
+    return ct_error_null(CT_ERR_INTERNAL, "GPT: %s has no child %s", m ? m->kind : "(none)", name);
+}
 
+/* MLP: c_fc (C -> 4C), tanh GELU, c_proj (4C -> C), dropout. The parts are found by name at
+ * each call, never kept: DataParallel's replicas share a module's data, not its children. */
 static ct_tensor *mlp_forward(ct_module *self, const ct_tensor *x)
 {
     CT_API_ENTER;
-    /* children by name, not from the module data: a DataParallel replica shares the data, but its
-     * children are its own (ctorch/parallel.h) */
-    ct_tensor *h = ct_module_forward(ct_module_child(self, "c_fc"), x);
-    ct_tensor *a = h ? ct_module_forward(ct_module_child(self, "gelu"), h) : NULL;
-    ct_tensor *p = a ? ct_module_forward(ct_module_child(self, "c_proj"), a) : NULL;
-    ct_tensor *out = p ? ct_module_forward(ct_module_child(self, "dropout"), p) : NULL;
+    ct_tensor *h = ct_module_forward(ct_gpt_child(self, "c_fc"), x);
+    ct_tensor *a = h ? ct_module_forward(ct_gpt_child(self, "gelu"), h) : NULL;
+    ct_tensor *p = a ? ct_module_forward(ct_gpt_child(self, "c_proj"), a) : NULL;
+    ct_tensor *out = p ? ct_module_forward(ct_gpt_child(self, "dropout"), p) : NULL;
     ct_release(h);
     ct_release(a);
     ct_release(p);
@@ -91,14 +93,12 @@ static ct_tensor *mlp_forward(ct_module *self, const ct_tensor *x)
 
 static ct_module *make_mlp(const ct_gpt_config *c)
 {
-    mlp *data = calloc(1, sizeof *data);
-    if (!data) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "ct_gpt: no host memory");
-    ct_module *m = ct_module_create("MLP", mlp_forward, data, free);
-    if (!m) return free(data), NULL;
-    if (!add_child(m, "c_fc", ct_linear(c->n_embd, 4 * c->n_embd, c->bias), &data->c_fc) ||
-        !add_child(m, "gelu", ct_gelu_module_approximate("tanh"), &data->gelu) ||
-        !add_child(m, "c_proj", ct_linear(4 * c->n_embd, c->n_embd, c->bias), &data->c_proj) ||
-        !add_child(m, "dropout", ct_dropout(c->dropout), &data->dropout))
+    ct_module *m = ct_module_create("MLP", mlp_forward, NULL, NULL);
+    if (!m) return NULL;
+    if (!add_child(m, "c_fc", ct_linear(c->n_embd, 4 * c->n_embd, c->bias), NULL) ||
+        !add_child(m, "gelu", ct_gelu_module_approximate("tanh"), NULL) ||
+        !add_child(m, "c_proj", ct_linear(4 * c->n_embd, c->n_embd, c->bias), NULL) ||
+        !add_child(m, "dropout", ct_dropout(c->dropout), NULL))
         return ct_module_release(m), NULL;
     return m;
 }
@@ -138,30 +138,37 @@ static ct_module *layer_norm(const ct_gpt_config *c)
 static ct_tensor *block_forward(ct_module *self, const ct_tensor *x)
 {
     CT_API_ENTER;
-    /* children by name (a DataParallel replica's own; see mlp_forward) */
-    const ct_gpt_block b = {.block = self, .ln_1 = ct_module_child(self, "ln_1"), .attn = ct_module_child(self, "attn"),
-                            .ln_2 = ct_module_child(self, "ln_2"), .mlp = ct_module_child(self, "mlp")};
-    ct_tensor *h = ct_module_forward(b.ln_1, x);
-    ct_tensor *a = h ? ct_module_forward(b.attn, h) : NULL;
+    const ct_gpt_block parts = ct_gpt_block_of(self), *b = &parts;
+    ct_tensor *h = ct_module_forward(b->ln_1, x);
+    ct_tensor *a = h ? ct_module_forward(b->attn, h) : NULL;
     ct_tensor *x1 = a ? ct_add(x, a) : NULL;
-    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(&b, x1) : NULL;
+    ct_tensor *out = x1 ? ct_gpt_block_mlp_residual(b, x1) : NULL;
     ct_release(h);
     ct_release(a);
     ct_release(x1);
     return ct_api_return(out);
 }
 
-static ct_module *make_block(const ct_gpt_config *c, ct_gpt_block *b)
+ct_gpt_block ct_gpt_block_of(ct_module *block)
 {
-    ct_module *m = ct_module_create("Block", block_forward, b, NULL); /* b is the GPT's */
+    ct_gpt_block b = {.block = block};
+    b.ln_1 = ct_gpt_child(block, "ln_1");
+    b.attn = ct_gpt_child(block, "attn");
+    b.ln_2 = ct_gpt_child(block, "ln_2");
+    b.mlp = ct_gpt_child(block, "mlp");
+    b.c_attn = b.attn ? ct_gpt_child(b.attn, "c_attn") : NULL;
+    b.c_proj = b.attn ? ct_gpt_child(b.attn, "c_proj") : NULL;
+    return b;
+}
+
+static ct_module *make_block(const ct_gpt_config *c)
+{
+    ct_module *m = ct_module_create("Block", block_forward, NULL, NULL);
     if (!m) return NULL;
-    if (!add_child(m, "ln_1", layer_norm(c), &b->ln_1) ||
-        !add_child(m, "attn", ct_causal_self_attention(c->n_embd, c->n_head, c->dropout, c->bias), &b->attn) ||
-        !add_child(m, "ln_2", layer_norm(c), &b->ln_2) ||
-        !add_child(m, "mlp", make_mlp(c), &b->mlp))
+    if (!add_child(m, "ln_1", layer_norm(c), NULL) ||
+        !add_child(m, "attn", ct_causal_self_attention(c->n_embd, c->n_head, c->dropout, c->bias), NULL) ||
+        !add_child(m, "ln_2", layer_norm(c), NULL) || !add_child(m, "mlp", make_mlp(c), NULL))
         return ct_module_release(m), NULL;
-    b->c_attn = ct_module_child(b->attn, "c_attn");
-    b->c_proj = ct_module_child(b->attn, "c_proj");
     return m;
 }
 
@@ -178,13 +185,6 @@ static bool tie(ct_module *lm_head, ct_tensor *weight)
     return ct_error(CT_ERR_INTERNAL, "ct_gpt: lm_head has no weight to tie"), false;
 }
 
-static void model_free(void *data)
-{
-    ct_gpt_model *g = data;
-    if (g) free(g->blocks);
-    free(g);
-}
-
 static ct_tensor *gpt_module_forward(ct_module *self, const ct_tensor *idx)
 {
     CT_API_ENTER;
@@ -193,21 +193,40 @@ static ct_tensor *gpt_module_forward(ct_module *self, const ct_tensor *idx)
     return ct_api_return(logits);
 }
 
-ct_gpt_model *ct_gpt_model_of(const ct_module *m, const char *function)
+ct_status ct_gpt_model_of(const ct_module *m, const char *function, ct_gpt_model *out)
 {
-    if (!m) return ct_null_argument(function, "gpt");
+    if (!m) return ct_null_argument(function, "gpt"), ct_last_error();
     if (m->forward != gpt_module_forward || strcmp(m->kind, KIND) != 0)
-        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: the module is a %s, not a GPT made by ct_gpt", function,
-                             m->kind);
-    return m->data;
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the module is a %s, not a GPT made by ct_gpt", function,
+                        m->kind);
+    ct_gpt_model g = {.config = *(const ct_gpt_config *)m->data};
+    ct_module *transformer = ct_gpt_child(m, "transformer");
+    g.wte = transformer ? ct_gpt_child(transformer, "wte") : NULL;
+    g.wpe = transformer ? ct_gpt_child(transformer, "wpe") : NULL;
+    g.drop = transformer ? ct_gpt_child(transformer, "drop") : NULL;
+    g.h = transformer ? ct_gpt_child(transformer, "h") : NULL;
+    g.ln_f = transformer ? ct_gpt_child(transformer, "ln_f") : NULL;
+    g.lm_head = ct_gpt_child(m, "lm_head");
+    if (!g.wte || !g.wpe || !g.drop || !g.h || !g.ln_f || !g.lm_head) return ct_last_error();
+    if (g.h->child_count != g.config.n_layer)
+        return ct_error(CT_ERR_INTERNAL, "%s: the GPT has %d blocks, its config %lld", function, g.h->child_count,
+                        (long long)g.config.n_layer);
+    if (out) *out = g;
+    return CT_OK;
+}
+
+ct_gpt_block ct_gpt_block_at(const ct_gpt_model *g, int64_t layer)
+{
+    return ct_gpt_block_of(g->h->children[layer]);
 }
 
 ct_status ct_gpt_config_of(const ct_module *gpt, ct_gpt_config *out)
 {
-    ct_gpt_model *g = ct_gpt_model_of(gpt, "ct_gpt_config_of");
-    if (!g) return ct_last_error();
+    ct_gpt_model g;
+    ct_status status = ct_gpt_model_of(gpt, "ct_gpt_config_of", &g);
+    if (status != CT_OK) return status;
     if (!out) return ct_null_argument("ct_gpt_config_of", "out"), ct_last_error();
-    *out = g->config;
+    *out = g.config;
     return CT_OK;
 }
 
@@ -252,34 +271,29 @@ ct_module *ct_gpt(const ct_gpt_config *config)
 {
     if (ct_gpt_config_check(config) != CT_OK) return NULL;
     const ct_gpt_config c = *config;
-    ct_gpt_model *g = calloc(1, sizeof *g);
-    ct_gpt_block *blocks = g ? calloc((size_t)c.n_layer, sizeof *blocks) : NULL;
-    if (!blocks) {
-        free(g);
-        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "ct_gpt: no host memory for %lld blocks", (long long)c.n_layer);
-    }
-    g->config = c;
-    g->blocks = blocks;
-    ct_module *m = ct_module_create(KIND, gpt_module_forward, g, model_free);
-    if (!m) return model_free(g), NULL;
+    ct_gpt_config *data = malloc(sizeof *data); /* the config alone: the parts are found by name */
+    if (!data) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "ct_gpt: no host memory");
+    *data = c;
+    ct_module *m = ct_module_create(KIND, gpt_module_forward, data, free);
+    if (!m) return free(data), NULL;
     ct_api_enter(); /* the tensors made here are the module's, not the caller's */
     ct_module *transformer = ct_module_create("ModuleDict", refuse_forward, NULL, NULL);
-    ct_module *h = ct_module_list(NULL, 0);
-    bool ok = transformer && h && add_child(m, "transformer", transformer, NULL) &&
-              add_child(transformer, "wte", ct_embedding_module(c.padded_vocab_size, c.n_embd, -1), &g->wte) &&
-              add_child(transformer, "wpe", ct_embedding_module(c.block_size, c.n_embd, -1), &g->wpe) &&
-              add_child(transformer, "drop", ct_dropout(c.dropout), &g->drop) &&
-              add_child(transformer, "h", h, NULL);
-    if (!ok && !transformer) ct_module_release(h);
+    ct_module *h = ct_module_list(NULL, 0), *wte = NULL, *lm_head = NULL;
+    bool ok = add_child(m, "transformer", transformer, NULL) &&
+              add_child(transformer, "wte", ct_embedding_module(c.padded_vocab_size, c.n_embd, -1), &wte) &&
+              add_child(transformer, "wpe", ct_embedding_module(c.block_size, c.n_embd, -1), NULL) &&
+              add_child(transformer, "drop", ct_dropout(c.dropout), NULL);
+    ct_module *h_kept = h;
+    ok = ok && add_child(transformer, "h", ct_module_retain(h), NULL);
     for (int64_t i = 0; ok && i < c.n_layer; i++) {
-        ct_module *block = make_block(&c, &blocks[i]);
-        ok = block && ct_sequential_append(h, block) == CT_OK;
-        blocks[i].block = ok ? block : NULL;
+        ct_module *block = make_block(&c);
+        ok = block && ct_sequential_append(h_kept, block) == CT_OK;
         ct_module_release(block);
     }
-    ok = ok && add_child(transformer, "ln_f", layer_norm(&c), &g->ln_f) &&
-         add_child(m, "lm_head", ct_linear(c.n_embd, c.padded_vocab_size, false), &g->lm_head) &&
-         tie(g->lm_head, ct_module_own_parameter(g->wte, "weight")) && initialise(m, &c) == CT_OK;
+    ct_module_release(h);
+    ok = ok && add_child(transformer, "ln_f", layer_norm(&c), NULL) &&
+         add_child(m, "lm_head", ct_linear(c.n_embd, c.padded_vocab_size, false), &lm_head) &&
+         tie(lm_head, ct_module_own_parameter(wte, "weight")) && initialise(m, &c) == CT_OK;
     ct_api_return(NULL);
     if (!ok) return ct_module_release(m), NULL;
     return m;
@@ -319,18 +333,8 @@ ct_tensor *ct_gpt_head(const ct_gpt_model *g, const ct_tensor *x)
     return logits;
 }
 
-/* The record of gpt's own children, found by name: the GPT's, or a DataParallel replica's (which
- * shares the GPT's module data but has children of its own, ctorch/parallel.h). */
-static ct_gpt_model children_of(ct_module *gpt, const ct_gpt_model *g)
-{
-    ct_module *transformer = ct_module_child(gpt, "transformer");
-    return (ct_gpt_model){.config = g->config, .wte = ct_module_child(transformer, "wte"),
-                          .wpe = ct_module_child(transformer, "wpe"), .drop = ct_module_child(transformer, "drop"),
-                          .ln_f = ct_module_child(transformer, "ln_f"), .lm_head = ct_module_child(gpt, "lm_head")};
-}
-
-/* The hidden states after the last block, [B, T, C]; the blocks are h's children. */
-static ct_tensor *trunk(const ct_gpt_model *g, ct_module *h, const ct_tensor *idx)
+/* The hidden states after the last block, [B, T, C]. */
+static ct_tensor *trunk(const ct_gpt_model *g, const ct_tensor *idx)
 {
     ct_tensor *tok = ct_module_forward(g->wte, idx);
     ct_tensor *pos = ct_narrow(ct_module_own_parameter(g->wpe, "weight"), 0, 0, idx->shape[1]);
@@ -340,7 +344,7 @@ static ct_tensor *trunk(const ct_gpt_model *g, ct_module *h, const ct_tensor *id
     ct_release(pos);
     ct_release(sum);
     for (int64_t i = 0; x && i < g->config.n_layer; i++) {
-        ct_tensor *next = ct_module_forward(ct_module_child_at(h, (int)i), x);
+        ct_tensor *next = ct_module_forward(g->h->children[i], x);
         ct_release(x);
         x = next;
     }
@@ -353,18 +357,19 @@ ct_status ct_gpt_forward(ct_module *gpt, const ct_tensor *idx, const ct_tensor *
     const char *function = "ct_gpt_forward";
     if (logits_out) *logits_out = NULL;
     if (loss_out) *loss_out = NULL;
-    const ct_gpt_model *g = ct_gpt_model_of(gpt, function);
-    if (!g) return ct_last_error();
-    ct_status status = check_batch(g, idx, targets);
+    ct_gpt_model parts;
+    ct_status status = ct_gpt_model_of(gpt, function, &parts);
+    if (status != CT_OK) return status;
+    const ct_gpt_model *g = &parts;
+    status = check_batch(g, idx, targets);
     if (status != CT_OK) return status;
     if (loss_out && !targets)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: a loss needs targets (pass NULL for loss without them)",
                         function);
     ct_api_enter();
     int64_t b = idx->shape[0], t = idx->shape[1], v = g->config.vocab_size;
-    const ct_gpt_model own = children_of(gpt, g);
-    ct_tensor *x = trunk(&own, ct_module_child(ct_module_child(gpt, "transformer"), "h"), idx);
-    ct_tensor *padded = x ? ct_gpt_head(&own, x) : NULL;
+    ct_tensor *x = trunk(g, idx);
+    ct_tensor *padded = x ? ct_gpt_head(g, x) : NULL;
     ct_tensor *logits = padded && g->config.padded_vocab_size > v ? ct_narrow(padded, 2, 0, v)
                         : padded                                   ? ct_retain(padded)
                                                                    : NULL;
@@ -403,7 +408,7 @@ ct_status ct_gpt_forward(ct_module *gpt, const ct_tensor *idx, const ct_tensor *
 ct_status ct_gpt_load_state_dict(ct_module *gpt, const ct_state_dict *sd)
 {
     const char *function = "ct_gpt_load_state_dict";
-    if (!ct_gpt_model_of(gpt, function)) return ct_last_error();
+    if (ct_gpt_model_of(gpt, function, NULL) != CT_OK) return ct_last_error();
     if (!sd) return ct_null_argument(function, "sd"), ct_last_error();
     static const char *const tied[2] = {"transformer.wte.weight", "lm_head.weight"};
     int64_t at[2] = {ct_state_dict_find(sd, tied[0]), ct_state_dict_find(sd, tied[1])};

@@ -149,7 +149,8 @@ static ct_status cached_step(const ct_gpt_model *g, ct_tensor **caches, const in
     ct_tensor *x = t ? embed(g, t, pos) : NULL;
     ct_release(t);
     for (int64_t l = 0; x && l < g->config.n_layer; l++) {
-        ct_tensor *next = cached_block(g, &g->blocks[l], x, pos, caches[2 * l], caches[2 * l + 1]);
+        const ct_gpt_block b = ct_gpt_block_at(g, l);
+        ct_tensor *next = cached_block(g, &b, x, pos, caches[2 * l], caches[2 * l + 1]);
         ct_release(x);
         x = next;
     }
@@ -214,9 +215,11 @@ static ct_status check_arguments(const ct_gpt_model *g, const int64_t *prompt, i
 static ct_status generate(ct_module *gpt, const int64_t *prompt, int64_t prompt_len, int64_t max_new_tokens,
                           double temperature, int64_t top_k, uint64_t seed, int64_t *out, bool use_cache)
 {
-    const ct_gpt_model *g = ct_gpt_model_of(gpt, FN);
-    if (!g) return ct_last_error();
-    ct_status status = check_arguments(g, prompt, prompt_len, max_new_tokens, temperature, top_k, out);
+    ct_gpt_model parts;
+    ct_status status = ct_gpt_model_of(gpt, FN, &parts);
+    if (status != CT_OK) return status;
+    const ct_gpt_model *g = &parts;
+    status = check_arguments(g, prompt, prompt_len, max_new_tokens, temperature, top_k, out);
     if (status != CT_OK) return status;
     const ct_gpt_config *c = &g->config;
     ct_device device = ct_module_device(gpt);

@@ -8,7 +8,7 @@
 ct_optimizer *ct_gpt_configure_optimizers(ct_module *gpt, double lr, double weight_decay, double beta1, double beta2)
 {
     const char *function = "ct_gpt_configure_optimizers";
-    if (!ct_gpt_model_of(gpt, function)) return NULL;
+    if (ct_gpt_model_of(gpt, function, NULL) != CT_OK) return NULL;
     ct_named_tensors *list = ct_module_named_parameters(gpt);
     if (!list) return NULL;
     ct_tensor **decay = malloc(sizeof *decay * (size_t)(list->count + 1));

@@ -503,6 +503,37 @@ static void data_streams_and_distributed(void **state)
 }
 
 /* NULL-safe release functions do nothing and record nothing. */
+/* include/ctorch/models.h */
+static void models(void **state)
+{
+    (void)state;
+    ct_gpt_config config = {.vocab_size = 8, .padded_vocab_size = 8, .block_size = 4, .n_layer = 1, .n_head = 1,
+                            .n_embd = 4, .dropout = 0.0, .bias = true};
+    ct_module *gpt = ct_gpt(&config);
+    assert_non_null(gpt);
+    ct_tensor *idx = ct_zeros((const int64_t[]){1, 2}, 2, CT_I64, CT_DEVICE_CPU);
+    const int64_t prompt[1] = {1};
+    int64_t out[4];
+    ct_gpt_config back;
+    expect_status(ct_gpt_config_check(NULL));
+    expect_null(ct_gpt(NULL));
+    expect_status(ct_gpt_config_of(NULL, &back));
+    expect_status(ct_gpt_config_of(gpt, NULL));
+    expect_status(ct_gpt_forward(NULL, idx, NULL, NULL, NULL));
+    expect_status(ct_gpt_forward(gpt, NULL, NULL, NULL, NULL));
+    expect_status(ct_gpt_load_state_dict(NULL, NULL));
+    expect_status(ct_gpt_load_state_dict(gpt, NULL));
+    expect_null(ct_gpt_configure_optimizers(NULL, 1e-3, 0.1, 0.9, 0.95));
+    expect_status(ct_gpt_generate(NULL, prompt, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate(gpt, NULL, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate(gpt, prompt, 1, 2, 1.0, 0, 1, NULL));
+    expect_status(ct_gpt_generate_uncached(NULL, prompt, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate_uncached(gpt, NULL, 1, 2, 1.0, 0, 1, out));
+    ct_release(idx);
+    ct_module_release(gpt);
+    assert_no_failures();
+}
+
 static void releasing_null_does_nothing(void **state)
 {
     (void)state;
@@ -535,6 +566,7 @@ int main(void)
         cmocka_unit_test(state_dicts_and_files),
         cmocka_unit_test(modules_and_optimizers),
         cmocka_unit_test(data_streams_and_distributed),
+        cmocka_unit_test(models),
         cmocka_unit_test(releasing_null_does_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -265,6 +265,64 @@ static void dropout_trains_and_bias_false_drops_the_biases(void **state)
     ct_scope_pop();
 }
 
+/* The mean cross-entropy of logits [B, T, V] against targets [B, T]. */
+static ct_tensor *mean_loss(const ct_tensor *logits, const ct_tensor *targets)
+{
+    int64_t rows = ct_tensor_shape(logits)[0] * ct_tensor_shape(logits)[1];
+    return ct_cross_entropy(ct_reshape(logits, (const int64_t[]){rows, ct_tensor_shape(logits)[2]}, 2),
+                            ct_reshape(targets, (const int64_t[]){rows}, 1), 0.0);
+}
+
+static bool close_to(const ct_tensor *got, const ct_tensor *want)
+{
+    float *g = values(got), *w = values(want);
+    bool ok = true;
+    for (int64_t i = 0; ok && i < ct_numel(want); i++) ok = fabs(g[i] - w[i]) <= 1e-5 + 1e-4 * fabs(w[i]);
+    free(g), free(w);
+    return ok;
+}
+
+/* DataParallel over two OpenCL devices: each replica runs the GPT on its part of the batch (the
+ * parts found by name, not kept in the modules' data that replicas share); the same logits and
+ * gradients as one device. */
+static void data_parallel_over_two_devices_equals_one(void **state)
+{
+    (void)state;
+    if (ct_device_count(CT_OPENCL) < 2) {
+        ct_clear_error();
+        skip();
+    }
+    ct_scope_push();
+    ct_device devices[2] = {{CT_OPENCL, 0}, {CT_OPENCL, 1}};
+    ct_manual_seed(9);
+    ct_gpt_config c = tiny();
+    ct_module *gpt = ct_gpt(&c), *single = ct_gpt(&c);
+    ct_state_dict *weights = ct_module_state_dict(gpt, NULL);
+    assert_int_equal(ct_module_load_state_dict(single, weights, true, NULL), CT_OK);
+    ct_state_dict_free(weights);
+    assert_int_equal(ct_module_to(gpt, devices[0]), CT_OK);
+    assert_int_equal(ct_module_to(single, devices[0]), CT_OK);
+    ct_tensor *idx = ct_randint(0, 67, (const int64_t[]){4, 8}, 2, CT_I64, devices[0]);
+    ct_tensor *targets = ct_randint(0, 67, (const int64_t[]){4, 8}, 2, CT_I64, devices[0]);
+    ct_module *dp = ct_data_parallel(gpt, devices, 2, devices[0]);
+    assert_non_null(dp);
+    ct_tensor *logits = ct_module_forward(dp, idx);
+    if (!logits) fail_msg("DataParallel's forward: %s", ct_last_error_message());
+    assert_int_equal(ct_backward(mean_loss(logits, targets)), CT_OK);
+    ct_tensor *want = ct_module_forward(single, idx);
+    assert_int_equal(ct_backward(mean_loss(want, targets)), CT_OK);
+    assert_true(close_to(logits, want));
+    ct_named_tensors *a = ct_module_named_parameters(gpt), *b = ct_module_named_parameters(single);
+    for (int64_t i = 0; i < a->count; i++)
+        if (!close_to(ct_grad(a->tensors[i]), ct_grad(b->tensors[i]))) fail_msg("%s: gradients differ", a->names[i]);
+    ct_named_tensors_free(a);
+    ct_named_tensors_free(b);
+    ct_module_release(dp);
+    ct_module_release(gpt);
+    ct_module_release(single);
+    ct_scope_pop();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +331,7 @@ int main(void)
         cmocka_unit_test(config_errors_name_the_field),
         cmocka_unit_test(names_tie_and_initialisation_are_nanogpts),
         cmocka_unit_test(dropout_trains_and_bias_false_drops_the_biases),
+        cmocka_unit_test(data_parallel_over_two_devices_equals_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
