@@ -27,6 +27,10 @@ typedef struct ct_dataset ct_dataset;
  * source tree's data/ folder this library was built from. NULL (and CT_ERR_IO naming the places looked at) when none has it.
  * The string is valid until the next call in this thread. */
 const char *ct_default_dataset_path(void);
+/* The same for tinyshakespeare.txt, the shipped text the GPT trains on (1,115,394 bytes of
+ * Shakespeare, public domain): in $CTORCH_DATA when that is a folder (or in the folder of the
+ * digits file it names), else beside the installed library, else the source tree's data/. */
+const char *ct_default_text_path(void);
 
 /* ---- CSV files ----
  * One sample per line, numbers separated by commas, blank lines skipped. A path ending in .gz

@@ -23,6 +23,8 @@ typedef struct ct_gpt_tensor_spec {
     bool conv1d;      /* Hugging Face stores it transposed ([in, out]) */
 } ct_gpt_tensor_spec;
 
+/* GPT-3 has 96; a damaged header or metadata must not make the name list huge. */
+#define CT_GPT_FILES_MAX_LAYERS 10000
 /* CT_ERR_INVALID_ARGUMENT naming the field when config is not a GPT. */
 ct_status ct_gpt_files_check_config(const char *fn, const ct_gpt_config *config);
 /* A GPT's tensors in GPT.state_dict()'s order, lm_head.weight last; *count of them. NULL (with an

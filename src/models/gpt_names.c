@@ -24,7 +24,10 @@ ct_status ct_gpt_files_check_config(const char *fn, const ct_gpt_config *c)
                         (long long)c->n_head, (long long)c->n_embd);
     if (!(c->dropout >= 0.0 && c->dropout < 1.0))
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the config's dropout is %g; it must be in [0, 1)", fn, c->dropout);
-    if (c->n_embd > INT64_MAX / 4 / c->padded_vocab_size || c->n_layer > 1000000)
+    if (c->n_layer > CT_GPT_FILES_MAX_LAYERS)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the config's n_layer is %lld; the files of ctorch take at most "
+                        "%d", fn, (long long)c->n_layer, CT_GPT_FILES_MAX_LAYERS);
+    if (c->n_embd > INT64_MAX / 4 / c->padded_vocab_size || c->n_embd > INT64_MAX / 16 / c->n_embd / c->n_layer)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the config's sizes are too large", fn);
     return CT_OK;
 }

@@ -176,7 +176,9 @@ static ct_status config_of(const char *source, const char *path, const ct_state_
     const char *dropout = ct_state_dict_metadata(sd, "dropout");
     if (dropout) out->dropout = strtod(dropout, NULL);
     /* the rest of the metadata must agree with the shapes: the check names a tensor that does not */
-    if (metadata_int(sd, "n_layer", &value)) out->n_layer = value;
+    if (metadata_int(sd, "n_layer", &value) && value != out->n_layer)
+        return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: %s says n_layer %lld in its metadata but has the blocks "
+                        "transformer.h.0 .. %lld", FN_LOAD, source, (long long)value, (long long)out->n_layer - 1);
     if (metadata_int(sd, "n_embd", &value)) out->n_embd = value;
     if (metadata_int(sd, "block_size", &value)) out->block_size = value;
     if (metadata_int(sd, "vocab_size", &value)) out->padded_vocab_size = value;

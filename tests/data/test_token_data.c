@@ -156,6 +156,23 @@ static void text_is_read_as_bytes_and_the_last_fraction_is_validation(void **sta
 static void the_shipped_shakespeare_is_a_byte_corpus(void **state)
 {
     (void)state;
+    unsetenv("CTORCH_DATA");
+    const char *found = ct_default_text_path();
+    assert_non_null(found);
+    assert_string_equal(found, CTORCH_SOURCE_DIR "/data/tinyshakespeare.txt");
+    /* CTORCH_DATA: a folder holding it, or the digits file beside it */
+    char mine[600], digits[600];
+    snprintf(mine, sizeof mine, "%s", data_test_write("tinyshakespeare.txt", "To be"));
+    snprintf(digits, sizeof digits, "%s", data_test_write("digits.csv.gz", "1,2\n"));
+    setenv("CTORCH_DATA", data_test_folder, 1);
+    assert_string_equal(ct_default_text_path(), mine);
+    setenv("CTORCH_DATA", digits, 1);
+    assert_string_equal(ct_default_text_path(), mine);
+    assert_string_equal(ct_default_dataset_path(), digits);
+    unlink(mine);
+    assert_null(ct_default_text_path());
+    assert_error(CT_ERR_IO, "neither a file beside it nor a folder holding tinyshakespeare.txt");
+    unsetenv("CTORCH_DATA");
     ct_token_data *data = ct_token_data_load(CTORCH_SOURCE_DIR "/data/tinyshakespeare.txt", 0);
     assert_non_null(data);
     assert_int_equal(ct_token_data_size(data), 1115394);
@@ -351,7 +368,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(llmc_token_files_read_and_write_the_same_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_token_files_are_named_with_what_would_be_right, setup, teardown),
         cmocka_unit_test_setup_teardown(text_is_read_as_bytes_and_the_last_fraction_is_validation, setup, teardown),
-        cmocka_unit_test(the_shipped_shakespeare_is_a_byte_corpus),
+        cmocka_unit_test_setup_teardown(the_shipped_shakespeare_is_a_byte_corpus, setup, teardown),
         cmocka_unit_test(the_sequential_order_is_llmc_s_and_wraps),
         cmocka_unit_test(ranks_take_their_own_windows_in_both_orders),
         cmocka_unit_test(random_windows_come_from_the_seed_and_reach_both_ends),

@@ -41,6 +41,12 @@ static void every_format_round_trips_and_llmc_keeps_its_bytes(void **state)
     assert_string_equal(ct_state_dict_metadata(from_nano, "unpadded_vocab_size"), "50");
     assert_string_equal(ct_state_dict_metadata(from_nano, "bias"), "True");
 
+    /* metadata that does not fit the tensors is refused, naming both */
+    assert_int_equal(ct_state_dict_set_metadata(from_nano, "n_layer", "3"), CT_OK);
+    assert_int_equal(ct_save(from_nano, again), CT_OK);
+    assert_null(ct_gpt_checkpoint_load(again, NULL, NULL));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "says n_layer 3 in its metadata but has the blocks transformer.h.0 .. 1");
+    assert_int_equal(ct_state_dict_set_metadata(from_nano, "n_layer", "2"), CT_OK);
     assert_int_equal(ct_gpt_checkpoint_save(from_nano, &read, hf, CT_GPT_FORMAT_HF), CT_OK);
     ct_state_dict *from_hf = load(hf, &read);
     gpt_test_assert_config(&read, &c);
