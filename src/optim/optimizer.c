@@ -26,6 +26,7 @@ void ct_optimizer_free(ct_optimizer *o)
         ct_release(o->params[i].param);
         for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) ct_release(o->params[i].state[k]);
         ct_release(o->params[i].record);
+        ct_replay_counter_release(o->params[i].replays);
     }
     ct_api_return(NULL);
     free(o->params);
@@ -55,9 +56,21 @@ ct_status ct_optim_state_follow_param(ct_param_state *ps)
     return CT_OK;
 }
 
+ct_status ct_optim_count_step(const ct_optimizer *o, ct_param_state *ps)
+{
+    ct_device device = ps->param->storage->device;
+    if (o->kind != CT_OPTIM_SGD || !ct_capture_joined(device)) {
+        ps->step++;
+        return CT_OK;
+    }
+    /* recorded, not run: each replay takes the step (a capturable Adam counts on the device) */
+    if (!ps->replays && !(ps->replays = ct_replay_counter_new())) return ct_last_error();
+    return ct_capture_count_replays(device, ps->replays);
+}
+
 ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps)
 {
-    *steps = ps->step;
+    *steps = ps->step + (ps->replays ? atomic_load(&ps->replays->count) : 0);
     if (!ps->record) return CT_OK;
     double record[3];
     ct_status status = ct_tensor_to_array(ps->record, record, sizeof record);

@@ -25,6 +25,9 @@ typedef struct ct_param_state {
     ct_tensor *record;
     /* Its parameter group (o->groups). */
     int64_t group;
+    /* SGD's steps taken by a graph's replays (counted on the host by each replay of a graph that
+     * captured a step of the parameter); NULL until a step is captured. */
+    struct ct_replay_counter *replays;
 } ct_param_state;
 
 /* One parameter group (PyTorch's param_groups entry): its own options, every field set (the
@@ -128,6 +131,10 @@ void ct_adam_scalars(const ct_adam_options *options, int64_t t, double *step_siz
 /* The steps parameter ps has taken: a capturable Adam's record read back (a wait on its device),
  * else the host's count. */
 ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps);
+
+/* Counts a step of ps just taken (or, inside a capture, recorded): the host's count, or for SGD
+ * inside a capture, one per replay of the graph (ct_capture_count_replays). */
+ct_status ct_optim_count_step(const ct_optimizer *o, ct_param_state *ps);
 
 /* Option checks, with PyTorch's wording where it has one. */
 ct_status ct_sgd_check_options(const char *function, const ct_sgd_options *options);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ctorch/io.h"
+#include "device/capture.h"
 #include "optim/optimizer_internal.h"
 
 #define METADATA_KIND "optimizer"
@@ -340,6 +341,8 @@ ct_status ct_optimizer_load_state_dict(ct_optimizer *o, const ct_state_dict *sd)
         }
         if (status == CT_OK) {
             ps->step = (int64_t)steps[i];
+            ct_replay_counter_release(ps->replays); /* a graph's later replays count from here */
+            ps->replays = NULL;
             ct_release(ps->record); /* remade from the step count at the next step */
             ps->record = NULL;
         }
