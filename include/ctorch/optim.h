@@ -57,8 +57,30 @@ ct_adam_options ct_adam_options_default(double lr);
 /* The same with weight decay 0.01 (AdamW's default). */
 ct_adam_options ct_adamw_options_default(double lr);
 
+/* torch.optim.RMSprop: g = grad + weight_decay * p; v = alpha v + (1 - alpha) g^2; centered: a =
+ * alpha-blend of g, and v - a^2 under the root; d = sqrt(...) + eps; with momentum buf = momentum
+ * buf + g / d, p -= lr buf, else p -= lr g / d. State: square_avg, momentum_buffer (momentum > 0),
+ * grad_avg (centered). */
+typedef struct ct_rmsprop_options {
+    double lr, alpha, eps, weight_decay, momentum;
+    bool centered;
+} ct_rmsprop_options;
+/* lr, alpha 0.99, eps 1e-8, no weight decay, no momentum, not centered (PyTorch's; lr 1e-2). */
+ct_rmsprop_options ct_rmsprop_options_default(double lr);
+
+/* torch.optim.Adagrad: g = grad + weight_decay * p; sum += g^2;
+ * p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps). State: sum (from
+ * initial_accumulator_value). */
+typedef struct ct_adagrad_options {
+    double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
+} ct_adagrad_options;
+/* lr, no lr decay, no weight decay, accumulator 0, eps 1e-10 (PyTorch's; lr 1e-2). */
+ct_adagrad_options ct_adagrad_options_default(double lr);
+
 /* Every constructor takes options NULL for the defaults: ct_sgd_options_default(1e-3),
- * ct_adam_options_default(1e-3), ct_adamw_options_default(1e-3) (PyTorch's).
+ * ct_adam_options_default(1e-3), ct_adamw_options_default(1e-3), ct_rmsprop_options_default(1e-2),
+ * ct_adagrad_options_default(1e-2) (PyTorch's). RMSprop and Adagrad step a parameter at a time
+ * (a few launches each; ct_optimizer_set_fused changes nothing for them).
  * Optimizers over every parameter of a module (ct_module_named_parameters' order)... */
 ct_optimizer *ct_optim_sgd(const ct_module *module, const ct_sgd_options *options);
 ct_optimizer *ct_optim_adam(const ct_module *module, const ct_adam_options *options);
@@ -67,6 +89,10 @@ ct_optimizer *ct_optim_adamw(const ct_module *module, const ct_adam_options *opt
 ct_optimizer *ct_optim_sgd_params(ct_tensor *const *params, int64_t count, const ct_sgd_options *options);
 ct_optimizer *ct_optim_adam_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options);
 ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options);
+ct_optimizer *ct_optim_rmsprop(const ct_module *module, const ct_rmsprop_options *options);
+ct_optimizer *ct_optim_adagrad(const ct_module *module, const ct_adagrad_options *options);
+ct_optimizer *ct_optim_rmsprop_params(ct_tensor *const *params, int64_t count, const ct_rmsprop_options *options);
+ct_optimizer *ct_optim_adagrad_params(ct_tensor *const *params, int64_t count, const ct_adagrad_options *options);
 
 /* ...or over parameter groups (PyTorch's param_groups): each group's parameters with their own
  * hyperparameters. A NaN field takes the value of the optimizer's options; the fields of another
@@ -87,6 +113,11 @@ ct_optimizer *ct_optim_sgd_groups(const ct_param_group *groups, int64_t group_co
 ct_optimizer *ct_optim_adam_groups(const ct_param_group *groups, int64_t group_count, const ct_adam_options *options);
 ct_optimizer *ct_optim_adamw_groups(const ct_param_group *groups, int64_t group_count,
                                     const ct_adam_options *options);
+/* RMSprop reads a group's lr, weight_decay and momentum; Adagrad its lr and weight_decay. */
+ct_optimizer *ct_optim_rmsprop_groups(const ct_param_group *groups, int64_t group_count,
+                                      const ct_rmsprop_options *options);
+ct_optimizer *ct_optim_adagrad_groups(const ct_param_group *groups, int64_t group_count,
+                                      const ct_adagrad_options *options);
 /* 1 for the optimizers made without groups; 0 for NULL. */
 int64_t ct_optimizer_group_count(const ct_optimizer *optimizer);
 /* A group's learning rate (NaN with CT_ERR_INDEX for a group out of range), and changing it. */
@@ -122,7 +153,7 @@ void ct_optimizer_zero_grad(ct_optimizer *optimizer);
  * inv_scale not a finite number > 0. */
 ct_status ct_optimizer_step_unscaled(ct_optimizer *optimizer, double inv_scale, bool *found_inf);
 
-/* "SGD", "Adam", "AdamW". */
+/* "SGD", "Adam", "AdamW", "RMSprop", "Adagrad". */
 const char *ct_optimizer_kind(const ct_optimizer *optimizer);
 int64_t ct_optimizer_param_count(const ct_optimizer *optimizer);
 /* A new reference to parameter index (in the optimizer's order). */
@@ -134,7 +165,7 @@ ct_status ct_optimizer_set_lr(ct_optimizer *optimizer, double lr);
 /* Steps taken (Adam's t, counted per parameter in PyTorch; this is the largest of them). */
 int64_t ct_optimizer_steps(const ct_optimizer *optimizer);
 /* A new reference to a state tensor of parameter index ("momentum_buffer", "exp_avg",
- * "exp_avg_sq"), or NULL with CT_ERR_INDEX when there is none yet. */
+ * "exp_avg_sq", "square_avg", "grad_avg", "sum"), or NULL with CT_ERR_INDEX when there is none yet. */
 ct_tensor *ct_optimizer_state(const ct_optimizer *optimizer, int64_t index, const char *name);
 
 /* ---- checkpoints ----
