@@ -229,6 +229,46 @@ ct_status ct_lr_scheduler_one_cycle(ct_optimizer *optimizer, double max_lr, int6
 ct_status ct_lr_scheduler_warmup_cosine(ct_optimizer *optimizer, int64_t warmup_steps, int64_t total_steps,
                                         double min_lr_factor, ct_lr_scheduler **out);
 
+/* ExponentialLR: base_lr * gamma^t. gamma > 0. */
+ct_status ct_lr_scheduler_exponential(ct_optimizer *optimizer, double gamma, ct_lr_scheduler **out);
+/* MultiStepLR: base_lr * gamma^(the number of milestones <= t). milestones increasing, >= 1
+ * (copied); gamma > 0. */
+ct_status ct_lr_scheduler_multi_step(ct_optimizer *optimizer, const int64_t *milestones, int64_t count,
+                                     double gamma, ct_lr_scheduler **out);
+/* LambdaLR: base_lr * lambda(t, group, context), for each parameter group. */
+typedef double (*ct_lr_lambda_fn)(int64_t epoch, int64_t group, void *context);
+ct_status ct_lr_scheduler_lambda(ct_optimizer *optimizer, ct_lr_lambda_fn lambda, void *context,
+                                 ct_lr_scheduler **out);
+/* SequentialLR: schedulers[i] from milestones[i - 1] on (count - 1 increasing milestones >= 1), each
+ * counting from 0 at its milestone. ChainedScheduler: the product of the schedules' factors
+ * (StepLR, MultiStepLR, ExponentialLR and LinearLR, whose chainable forms compound so in
+ * PyTorch). The schedulers must steer one optimizer; made after one another on it, they all start
+ * from the first one's rates (PyTorch's initial_lr). The composite takes them over: free only it.
+ * Not ReduceLROnPlateau. */
+ct_status ct_lr_scheduler_sequential(ct_lr_scheduler *const *schedulers, int64_t count, const int64_t *milestones,
+                                     ct_lr_scheduler **out);
+ct_status ct_lr_scheduler_chained(ct_lr_scheduler *const *schedulers, int64_t count, ct_lr_scheduler **out);
+/* ReduceLROnPlateau: after more than patience steps whose metric is not better than the best by
+ * threshold (relative, or absolute), each group's lr becomes max(lr * factor, min_lr) where that
+ * changes it by more than eps, then cooldown steps without counting. Stepped with
+ * ct_lr_scheduler_step_metric only (ct_lr_scheduler_step and ct_lr_scheduler_set_last_epoch are
+ * errors for it: its rate has no closed form). */
+typedef struct ct_plateau_options {
+    bool maximize;      /* false: mode 'min' */
+    double factor;      /* 0.1 */
+    int64_t patience;   /* 10 */
+    double threshold;   /* 1e-4 */
+    bool threshold_abs; /* false: threshold_mode 'rel' */
+    int64_t cooldown;   /* 0 */
+    double min_lr;      /* 0 */
+    double eps;         /* 1e-8 */
+} ct_plateau_options;
+ct_plateau_options ct_plateau_options_default(void);
+/* options NULL: the defaults. */
+ct_status ct_lr_scheduler_reduce_on_plateau(ct_optimizer *optimizer, const ct_plateau_options *options,
+                                            ct_lr_scheduler **out);
+ct_status ct_lr_scheduler_step_metric(ct_lr_scheduler *scheduler, double metric);
+
 /* Advances the count by one and sets the optimizer's learning rate. */
 ct_status ct_lr_scheduler_step(ct_lr_scheduler *scheduler);
 /* The learning rate the scheduler last set (get_last_lr()[0]: group 0's); NaN for NULL. */
@@ -237,7 +277,8 @@ double ct_lr_scheduler_get_last_lr(const ct_lr_scheduler *scheduler);
 int64_t ct_lr_scheduler_last_epoch(const ct_lr_scheduler *scheduler);
 /* Resuming: sets the count and applies its learning rate (as load_state_dict then get_last_lr). */
 ct_status ct_lr_scheduler_set_last_epoch(ct_lr_scheduler *scheduler, int64_t last_epoch);
-/* "StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "WarmupCosine". */
+/* "StepLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "WarmupCosine", "ExponentialLR",
+ * "MultiStepLR", "LambdaLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau". */
 const char *ct_lr_scheduler_kind(const ct_lr_scheduler *scheduler);
 /* NULL-safe; leaves the optimizer's learning rate as it is. */
 void ct_lr_scheduler_free(ct_lr_scheduler *scheduler);
