@@ -94,8 +94,10 @@ static void misuse_is_refused(void **state)
 {
     (void)state;
     ct_tensor *a, *b;
-    ct_optimizer *o = two_groups(CT_DEVICE_CPU, &a, &b), *other = two_groups(CT_DEVICE_CPU, &a, &b);
+    ct_optimizer *o = two_groups(CT_DEVICE_CPU, &a, &b);
     ct_release(a), ct_release(b); /* the optimizers hold them */
+    ct_optimizer *other = two_groups(CT_DEVICE_CPU, &a, &b);
+    ct_release(a), ct_release(b);
     ct_lr_scheduler *s = NULL, *p = make(5, o), *c = NULL;
     assert_int_equal(ct_lr_scheduler_step(p), CT_ERR_INVALID_ARGUMENT);
     assert_error(CT_ERR_INVALID_ARGUMENT, "ct_lr_scheduler_step_metric");
