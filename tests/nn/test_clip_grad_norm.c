@@ -158,6 +158,58 @@ static void huge_float32_gradients_are_clipped_not_zeroed(void **state)
         }
 }
 
+/* ct_clip_grad_norm_module: every parameter of a module, as clip_grad_norm_(model.parameters()),
+ * on the CPU and every OpenCL device. */
+static void a_module_is_clipped_whole(void **state)
+{
+    (void)state;
+    int devices = 1 + ct_device_count(CT_OPENCL);
+    for (int d = 0; d < devices; d++) {
+        ct_device device = d == 0 ? CT_DEVICE_CPU : (ct_device){CT_OPENCL, d - 1};
+        ct_manual_seed(3);
+        ct_module *m = ct_linear(4, 3, true);
+        assert_int_equal(ct_module_to(m, device), CT_OK);
+        ct_tensor *x = ct_full((int64_t[]){2, 4}, 2, 1.5, CT_F32, device);
+        ct_tensor *y = ct_module_forward(m, x);
+        ct_tensor *loss = ct_sum(y, NULL, 0, false);
+        assert_int_equal(ct_backward(loss), CT_OK);
+        ct_named_tensors *list = ct_module_named_parameters(m);
+        assert_int_equal(list->count, 2);
+        double before[16], total2 = 0.0;
+        int n = 0;
+        for (int64_t i = 0; i < list->count; i++) {
+            ct_tensor *g = ct_grad(list->tensors[i]);
+            int64_t k = ct_numel(g);
+            values_of(g, before + n, k);
+            for (int64_t j = 0; j < k; j++) total2 += before[n + j] * before[n + j];
+            n += (int)k;
+            ct_release(g);
+        }
+        double total = 0.0;
+        assert_int_equal(ct_clip_grad_norm_module(m, 0.5, 2.0, &total), CT_OK);
+        assert_true(fabs(total - sqrt(total2)) <= 1e-6 * sqrt(total2));
+        n = 0;
+        for (int64_t i = 0; i < list->count; i++) {
+            ct_tensor *g = ct_grad(list->tensors[i]);
+            double after[16];
+            int64_t k = ct_numel(g);
+            values_of(g, after, k);
+            for (int64_t j = 0; j < k; j++) {
+                double want = before[n + j] * (0.5 / (total + 1e-6));
+                if (!(fabs(after[j] - want) <= 1e-6 * (1.0 + fabs(want))))
+                    fail_msg("device %d: gradient %d is %g, want %g", d, n + (int)j, after[j], want);
+            }
+            n += (int)k;
+            ct_release(g);
+        }
+        ct_named_tensors_free(list);
+        ct_release(loss), ct_release(y), ct_release(x);
+        ct_module_free(m);
+    }
+    assert_int_equal(ct_clip_grad_norm_module(NULL, 1.0, 2.0, NULL), CT_ERR_NULL_ARGUMENT);
+    assert_error(CT_ERR_NULL_ARGUMENT, "module");
+}
+
 static void bad_arguments_are_refused(void **state)
 {
     (void)state;
@@ -324,6 +376,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_nan_gradient_gives_a_nan_total, push, pop),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, push, pop),
         cmocka_unit_test_setup_teardown(huge_float32_gradients_are_clipped_not_zeroed, push, pop),
+        cmocka_unit_test_setup_teardown(a_module_is_clipped_whole, push, pop),
         cmocka_unit_test_setup_teardown(many_gradients_cost_a_launch_per_8_and_one_wait_per_device, push, pop),
         cmocka_unit_test_setup_teardown(clipping_on_one_device_waits_for_nothing_with_the_same_bits_everywhere,
                                         push, pop),
