@@ -7,15 +7,23 @@
 #include "optim/optimizer_internal.h"
 #include "tensor/tensor_internal.h"
 
-static const char *const sgd_state[] = {"momentum_buffer"};
-static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
+/* The state tensors of each kind, by slot. */
+static const char *const state_names[][CT_OPTIM_MAX_STATE] = {
+    [CT_OPTIM_SGD] = {"momentum_buffer"},
+    [CT_OPTIM_ADAM] = {"exp_avg", "exp_avg_sq"},
+    [CT_OPTIM_ADAMW] = {"exp_avg", "exp_avg_sq"},
+    [CT_OPTIM_RMSPROP] = {"square_avg", "momentum_buffer", "grad_avg"},
+    [CT_OPTIM_ADAGRAD] = {"sum"},
+};
 
-int ct_optim_state_count(const ct_optimizer *o) { return o->kind == CT_OPTIM_SGD ? 1 : 2; }
-
-const char *ct_optim_state_name(const ct_optimizer *o, int slot)
+int ct_optim_state_count(const ct_optimizer *o)
 {
-    return o->kind == CT_OPTIM_SGD ? sgd_state[slot] : adam_state[slot];
+    int n = 0;
+    while (n < CT_OPTIM_MAX_STATE && state_names[o->kind][n]) n++;
+    return n;
 }
+
+const char *ct_optim_state_name(const ct_optimizer *o, int slot) { return state_names[o->kind][slot]; }
 
 void ct_optimizer_free(ct_optimizer *o)
 {
@@ -26,6 +34,7 @@ void ct_optimizer_free(ct_optimizer *o)
         ct_release(o->params[i].param);
         for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) ct_release(o->params[i].state[k]);
         ct_release(o->params[i].record);
+        ct_replay_counter_release(o->params[i].replays);
     }
     ct_api_return(NULL);
     free(o->params);
@@ -55,9 +64,21 @@ ct_status ct_optim_state_follow_param(ct_param_state *ps)
     return CT_OK;
 }
 
+ct_status ct_optim_count_step(const ct_optimizer *o, ct_param_state *ps)
+{
+    ct_device device = ps->param->storage->device;
+    if (o->kind != CT_OPTIM_SGD || !ct_capture_joined(device)) {
+        ps->step++;
+        return CT_OK;
+    }
+    /* recorded, not run: each replay takes the step (a capturable Adam counts on the device) */
+    if (!ps->replays && !(ps->replays = ct_replay_counter_new())) return ct_last_error();
+    return ct_capture_count_replays(device, ps->replays);
+}
+
 ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps)
 {
-    *steps = ps->step;
+    *steps = ps->step + (ps->replays ? atomic_load(&ps->replays->count) : 0);
     if (!ps->record) return CT_OK;
     double record[3];
     ct_status status = ct_tensor_to_array(ps->record, record, sizeof record);
@@ -133,7 +154,12 @@ static ct_status step_one(ct_optimizer *o, int64_t index)
     ct_tensor *work, *g;
     ct_status status = ct_optim_prepare(o, index, &work, &g);
     if (status != CT_OK || !g) return status;
-    status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, ps, work, g) : ct_adam_update(o, ps, work, g);
+    switch (o->kind) {
+    case CT_OPTIM_SGD: status = ct_sgd_update(o, ps, work, g); break;
+    case CT_OPTIM_RMSPROP: status = ct_rmsprop_update(o, ps, work, g); break;
+    case CT_OPTIM_ADAGRAD: status = ct_adagrad_update(o, ps, work, g); break;
+    default: status = ct_adam_update(o, ps, work, g); break;
+    }
     if (status == CT_OK && work != ps->param) status = ct_copy_(ps->param, work);
     ct_release(g);
     ct_release(work);
@@ -144,7 +170,7 @@ ct_status ct_optimizer_step_all(ct_optimizer *o)
 {
     /* a capturable Adam's records go through the multi-tensor kernels only (a parameter a launch
      * when not fused) */
-    if (!o->per_parameter || ct_optim_capturable(o)) return ct_optimizer_step_fused(o);
+    if (ct_optim_fusable(o) && (!o->per_parameter || ct_optim_capturable(o))) return ct_optimizer_step_fused(o);
     ct_status status = CT_OK;
     for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
     return status;
@@ -159,9 +185,15 @@ static ct_status refuse_capture(const ct_optimizer *o)
         const ct_param_state *ps = &o->params[i];
         ct_device device = ct_tensor_device(ps->param);
         if (!ct_capture_joined(device)) continue;
-        const char *name = o->kind == CT_OPTIM_SGD    ? "ct_optimizer_step (SGD's first step)"
-                           : o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
-                                                      : "ct_optimizer_step (AdamW)";
+        const char *name = o->kind == CT_OPTIM_SGD       ? "ct_optimizer_step (SGD's first step)"
+                           : o->kind == CT_OPTIM_ADAM    ? "ct_optimizer_step (Adam)"
+                           : o->kind == CT_OPTIM_ADAMW   ? "ct_optimizer_step (AdamW)"
+                           : o->kind == CT_OPTIM_RMSPROP ? "ct_optimizer_step (RMSprop)"
+                                                         : "ct_optimizer_step (Adagrad)";
+        if (!ct_optim_fusable(o))
+            return ct_capture_refuse(device, true, name,
+                                     "makes its state at a parameter's first step and counts its steps on "
+                                     "the host (step it outside the graph)");
         if (o->kind != CT_OPTIM_SGD && !ct_optim_capturable(o))
             return ct_capture_refuse(device, true, name,
                                      "computes its bias correction on the host from the step count, "
@@ -205,7 +237,8 @@ void ct_optimizer_zero_grad(ct_optimizer *o)
 const char *ct_optimizer_kind(const ct_optimizer *o)
 {
     if (!o) return ct_null_argument("ct_optimizer_kind", "optimizer");
-    return o->kind == CT_OPTIM_SGD ? "SGD" : o->kind == CT_OPTIM_ADAM ? "Adam" : "AdamW";
+    static const char *const names[] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad"};
+    return names[o->kind];
 }
 
 int64_t ct_optimizer_param_count(const ct_optimizer *o)

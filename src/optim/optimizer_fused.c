@@ -170,7 +170,8 @@ static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count
         if (status != CT_OK) return status;
         for (int k = 0; k < size; k++) {
             group[k]->done = true;
-            group[k]->ps->step++;
+            status = ct_optim_count_step(o, group[k]->ps);
+            if (status != CT_OK) return status;
         }
     }
     return CT_OK;

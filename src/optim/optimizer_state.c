@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ctorch/io.h"
+#include "device/capture.h"
 #include "optim/optimizer_internal.h"
 
 #define METADATA_KIND "optimizer"
@@ -20,9 +21,28 @@ typedef struct hyperparameter {
     double *value;
 } hyperparameter;
 
-/* The hyperparameters of kind in group g's options; returns how many. */
+/* The hyperparameters of kind in group g's options; returns how many. *flag holds a bool field's
+ * value as a number (SGD's nesterov, RMSprop's centered). */
 static int hyperparameters(ct_optim_kind kind, ct_optim_group *g, hyperparameter *out, double *nesterov)
 {
+    if (kind == CT_OPTIM_RMSPROP) {
+        *nesterov = g->rmsprop.centered ? 1.0 : 0.0;
+        out[0] = (hyperparameter){"lr", &g->rmsprop.lr};
+        out[1] = (hyperparameter){"alpha", &g->rmsprop.alpha};
+        out[2] = (hyperparameter){"eps", &g->rmsprop.eps};
+        out[3] = (hyperparameter){"weight_decay", &g->rmsprop.weight_decay};
+        out[4] = (hyperparameter){"momentum", &g->rmsprop.momentum};
+        out[5] = (hyperparameter){"centered", nesterov};
+        return 6;
+    }
+    if (kind == CT_OPTIM_ADAGRAD) {
+        out[0] = (hyperparameter){"lr", &g->adagrad.lr};
+        out[1] = (hyperparameter){"lr_decay", &g->adagrad.lr_decay};
+        out[2] = (hyperparameter){"weight_decay", &g->adagrad.weight_decay};
+        out[3] = (hyperparameter){"initial_accumulator_value", &g->adagrad.initial_accumulator_value};
+        out[4] = (hyperparameter){"eps", &g->adagrad.eps};
+        return 5;
+    }
     if (kind == CT_OPTIM_SGD) {
         *nesterov = g->sgd.nesterov ? 1.0 : 0.0;
         out[0] = (hyperparameter){"lr", &g->sgd.lr};
@@ -181,6 +201,13 @@ static ct_status read_group(const char *function, const ct_optimizer *o, const c
         if (status != CT_OK) return status;
     }
     snprintf(where, sizeof where, "%s (param_groups[%lld])", function, (long long)g);
+    if (o->kind == CT_OPTIM_ADAGRAD) return ct_adagrad_check_options(where, &out->adagrad);
+    if (o->kind == CT_OPTIM_RMSPROP) {
+        if (nesterov != 0.0 && nesterov != 1.0)
+            return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: centered is %g; it must be 0 or 1", where, nesterov);
+        out->rmsprop.centered = nesterov != 0.0;
+        return ct_rmsprop_check_options(where, &out->rmsprop);
+    }
     if (o->kind != CT_OPTIM_SGD) return ct_adam_check_options(where, &out->adam);
     if (nesterov != 0.0 && nesterov != 1.0)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: nesterov is %g; it must be 0 or 1", where, nesterov);
@@ -262,21 +289,24 @@ static ct_status check_state_dict(const char *function, const ct_optimizer *o, c
         if (!fits) return CT_ERR_SHAPE;
         if (!floating) return CT_ERR_DTYPE;
     }
-    /* Adam's state is whole or absent: a step without its moments (or moments without a step)
-     * would start the moments at zero mid-run or take the bias correction of step 1. */
+    /* A parameter's state is whole or absent: Adam's step without its moments (or moments
+     * without a step) would start the moments at zero mid-run or take the bias correction of
+     * step 1; RMSprop's and Adagrad's step goes with square_avg or sum. */
+    int parts_count = o->kind == CT_OPTIM_ADAM || o->kind == CT_OPTIM_ADAMW ? 3 : 2;
     for (int64_t i = 0; o->kind != CT_OPTIM_SGD && i < o->count; i++) {
-        const char *parts[3] = {"step", "exp_avg", "exp_avg_sq"};
+        const char *parts[3] = {"step", ct_optim_state_name(o, 0), parts_count == 3 ? ct_optim_state_name(o, 1) : ""};
         int present = 0;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < parts_count; k++) {
             snprintf(name, sizeof name, "state.%lld.%s", (long long)i, parts[k]);
             present += ct_state_dict_contains(sd, name);
         }
-        for (int k = 0; present > 0 && present < 3 && k < 3; k++) {
+        for (int k = 0; present > 0 && present < parts_count && k < parts_count; k++) {
             snprintf(name, sizeof name, "state.%lld.%s", (long long)i, parts[k]);
             if (!ct_state_dict_contains(sd, name))
                 return ct_error(CT_ERR_INVALID_ARGUMENT, "%s: the state dict has state for parameter %lld but "
-                                "no '%s' (%s keeps step, exp_avg and exp_avg_sq together)", function,
-                                (long long)i, name, ct_optimizer_kind(o));
+                                "no '%s' (%s keeps %s together)", function, (long long)i, name,
+                                ct_optimizer_kind(o), parts_count == 3 ? "step, exp_avg and exp_avg_sq"
+                                                                       : "the step and its state");
         }
     }
     return CT_OK;
@@ -340,6 +370,8 @@ ct_status ct_optimizer_load_state_dict(ct_optimizer *o, const ct_state_dict *sd)
         }
         if (status == CT_OK) {
             ps->step = (int64_t)steps[i];
+            ct_replay_counter_release(ps->replays); /* a graph's later replays count from here */
+            ps->replays = NULL;
             ct_release(ps->record); /* remade from the step count at the next step */
             ps->record = NULL;
         }

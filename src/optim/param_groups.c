@@ -19,27 +19,39 @@ static double or_default(double value, double fallback) { return isnan(value) ? 
 
 /* Group g's options: the optimizer's, with the group's fields where set; checked. */
 static ct_status group_options(const char *function, ct_optim_kind kind, const ct_param_group *g, int64_t index,
-                               int64_t group_count, const ct_sgd_options *sgd, const ct_adam_options *adam,
-                               ct_optim_group *out)
+                               int64_t group_count, const ct_optimizer *o, ct_optim_group *out)
 {
     char where[160];
     if (group_count > 1)
         snprintf(where, sizeof where, "%s (param_groups[%lld])", function, (long long)index);
     else
         snprintf(where, sizeof where, "%s", function);
-    if (kind == CT_OPTIM_SGD) {
-        out->sgd = *sgd;
-        out->sgd.lr = or_default(g->lr, sgd->lr);
-        out->sgd.weight_decay = or_default(g->weight_decay, sgd->weight_decay);
-        out->sgd.momentum = or_default(g->momentum, sgd->momentum);
+    switch (kind) {
+    case CT_OPTIM_SGD:
+        out->sgd = o->sgd;
+        out->sgd.lr = or_default(g->lr, o->sgd.lr);
+        out->sgd.weight_decay = or_default(g->weight_decay, o->sgd.weight_decay);
+        out->sgd.momentum = or_default(g->momentum, o->sgd.momentum);
         return ct_sgd_check_options(where, &out->sgd);
+    case CT_OPTIM_RMSPROP:
+        out->rmsprop = o->rmsprop;
+        out->rmsprop.lr = or_default(g->lr, o->rmsprop.lr);
+        out->rmsprop.weight_decay = or_default(g->weight_decay, o->rmsprop.weight_decay);
+        out->rmsprop.momentum = or_default(g->momentum, o->rmsprop.momentum);
+        return ct_rmsprop_check_options(where, &out->rmsprop);
+    case CT_OPTIM_ADAGRAD:
+        out->adagrad = o->adagrad;
+        out->adagrad.lr = or_default(g->lr, o->adagrad.lr);
+        out->adagrad.weight_decay = or_default(g->weight_decay, o->adagrad.weight_decay);
+        return ct_adagrad_check_options(where, &out->adagrad);
+    default:
+        out->adam = o->adam;
+        out->adam.lr = or_default(g->lr, o->adam.lr);
+        out->adam.weight_decay = or_default(g->weight_decay, o->adam.weight_decay);
+        out->adam.beta1 = or_default(g->beta1, o->adam.beta1);
+        out->adam.beta2 = or_default(g->beta2, o->adam.beta2);
+        return ct_adam_check_options(where, &out->adam);
     }
-    out->adam = *adam;
-    out->adam.lr = or_default(g->lr, adam->lr);
-    out->adam.weight_decay = or_default(g->weight_decay, adam->weight_decay);
-    out->adam.beta1 = or_default(g->beta1, adam->beta1);
-    out->adam.beta2 = or_default(g->beta2, adam->beta2);
-    return ct_adam_check_options(where, &out->adam);
 }
 
 /* Every parameter a floating leaf, each in one group only. */
@@ -80,17 +92,32 @@ static ct_status check_params(const char *function, const ct_param_group *groups
     return CT_OK;
 }
 
-ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, const ct_param_group *groups,
-                                      int64_t group_count, const ct_sgd_options *sgd, const ct_adam_options *adam)
+/* The options of kind from options (NULL: PyTorch's defaults) into o, checked. */
+static ct_status optimizer_options(const char *function, ct_optim_kind kind, const void *options, ct_optimizer *o)
 {
-    ct_sgd_options sgd_default = ct_sgd_options_default(1e-3);
-    ct_adam_options adam_default = kind == CT_OPTIM_ADAMW ? ct_adamw_options_default(1e-3)
-                                                          : ct_adam_options_default(1e-3);
-    if (!sgd) sgd = &sgd_default;
-    if (!adam) adam = &adam_default;
-    if (kind == CT_OPTIM_SGD ? ct_sgd_check_options(function, sgd) != CT_OK
-                             : ct_adam_check_options(function, adam) != CT_OK)
-        return NULL;
+    switch (kind) {
+    case CT_OPTIM_SGD:
+        o->sgd = options ? *(const ct_sgd_options *)options : ct_sgd_options_default(1e-3);
+        return ct_sgd_check_options(function, &o->sgd);
+    case CT_OPTIM_RMSPROP:
+        o->rmsprop = options ? *(const ct_rmsprop_options *)options : ct_rmsprop_options_default(1e-2);
+        return ct_rmsprop_check_options(function, &o->rmsprop);
+    case CT_OPTIM_ADAGRAD:
+        o->adagrad = options ? *(const ct_adagrad_options *)options : ct_adagrad_options_default(1e-2);
+        return ct_adagrad_check_options(function, &o->adagrad);
+    default:
+        o->adam = options ? *(const ct_adam_options *)options
+                  : kind == CT_OPTIM_ADAMW ? ct_adamw_options_default(1e-3)
+                                           : ct_adam_options_default(1e-3);
+        return ct_adam_check_options(function, &o->adam);
+    }
+}
+
+ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, const ct_param_group *groups,
+                                      int64_t group_count, const void *options)
+{
+    ct_optimizer defaults = {0};
+    if (optimizer_options(function, kind, options, &defaults) != CT_OK) return NULL;
     if (group_count < 1)
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: group_count is %lld; an optimizer needs at least "
                              "one parameter group", function, (long long)group_count);
@@ -108,7 +135,7 @@ ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, 
     }
     int64_t first = 0;
     for (int64_t gi = 0; gi < group_count; gi++) {
-        if (group_options(function, kind, &groups[gi], gi, group_count, sgd, adam, &made[gi]) != CT_OK) {
+        if (group_options(function, kind, &groups[gi], gi, group_count, &defaults, &made[gi]) != CT_OK) {
             free(o);
             free(states);
             free(made);
@@ -118,9 +145,8 @@ ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, 
         made[gi].count = groups[gi].count;
         first += groups[gi].count;
     }
+    *o = defaults;
     o->kind = kind;
-    o->sgd = *sgd;
-    o->adam = *adam;
     o->count = total;
     o->params = states;
     o->group_count = group_count;
@@ -139,13 +165,13 @@ ct_optimizer *ct_optimizer_new_groups(const char *function, ct_optim_kind kind, 
 }
 
 ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m,
-                                          const ct_sgd_options *sgd, const ct_adam_options *adam)
+                                          const void *options)
 {
     if (!m) return ct_null_argument(function, "module");
     ct_named_tensors *list = ct_module_named_parameters(m);
     if (!list) return NULL;
     ct_param_group group = ct_param_group_of(list->tensors, list->count);
-    ct_optimizer *o = ct_optimizer_new_groups(function, kind, &group, 1, sgd, adam);
+    ct_optimizer *o = ct_optimizer_new_groups(function, kind, &group, 1, options);
     ct_named_tensors_free(list);
     return o;
 }
@@ -207,49 +233,83 @@ static ct_param_group one_group(ct_tensor *const *params, int64_t count)
 
 ct_optimizer *ct_optim_sgd(const ct_module *module, const ct_sgd_options *options)
 {
-    return ct_optimizer_new_for_module("ct_optim_sgd", CT_OPTIM_SGD, module, options, NULL);
+    return ct_optimizer_new_for_module("ct_optim_sgd", CT_OPTIM_SGD, module, options);
 }
 
 ct_optimizer *ct_optim_adam(const ct_module *module, const ct_adam_options *options)
 {
-    return ct_optimizer_new_for_module("ct_optim_adam", CT_OPTIM_ADAM, module, NULL, options);
+    return ct_optimizer_new_for_module("ct_optim_adam", CT_OPTIM_ADAM, module, options);
 }
 
 ct_optimizer *ct_optim_adamw(const ct_module *module, const ct_adam_options *options)
 {
-    return ct_optimizer_new_for_module("ct_optim_adamw", CT_OPTIM_ADAMW, module, NULL, options);
+    return ct_optimizer_new_for_module("ct_optim_adamw", CT_OPTIM_ADAMW, module, options);
 }
 
 ct_optimizer *ct_optim_sgd_params(ct_tensor *const *params, int64_t count, const ct_sgd_options *options)
 {
     ct_param_group g = one_group(params, count);
-    return ct_optimizer_new_groups("ct_optim_sgd_params", CT_OPTIM_SGD, &g, 1, options, NULL);
+    return ct_optimizer_new_groups("ct_optim_sgd_params", CT_OPTIM_SGD, &g, 1, options);
 }
 
 ct_optimizer *ct_optim_adam_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options)
 {
     ct_param_group g = one_group(params, count);
-    return ct_optimizer_new_groups("ct_optim_adam_params", CT_OPTIM_ADAM, &g, 1, NULL, options);
+    return ct_optimizer_new_groups("ct_optim_adam_params", CT_OPTIM_ADAM, &g, 1, options);
 }
 
 ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options)
 {
     ct_param_group g = one_group(params, count);
-    return ct_optimizer_new_groups("ct_optim_adamw_params", CT_OPTIM_ADAMW, &g, 1, NULL, options);
+    return ct_optimizer_new_groups("ct_optim_adamw_params", CT_OPTIM_ADAMW, &g, 1, options);
 }
 
 ct_optimizer *ct_optim_sgd_groups(const ct_param_group *groups, int64_t group_count, const ct_sgd_options *options)
 {
-    return ct_optimizer_new_groups("ct_optim_sgd_groups", CT_OPTIM_SGD, groups, group_count, options, NULL);
+    return ct_optimizer_new_groups("ct_optim_sgd_groups", CT_OPTIM_SGD, groups, group_count, options);
 }
 
 ct_optimizer *ct_optim_adam_groups(const ct_param_group *groups, int64_t group_count, const ct_adam_options *options)
 {
-    return ct_optimizer_new_groups("ct_optim_adam_groups", CT_OPTIM_ADAM, groups, group_count, NULL, options);
+    return ct_optimizer_new_groups("ct_optim_adam_groups", CT_OPTIM_ADAM, groups, group_count, options);
 }
 
 ct_optimizer *ct_optim_adamw_groups(const ct_param_group *groups, int64_t group_count,
                                     const ct_adam_options *options)
 {
-    return ct_optimizer_new_groups("ct_optim_adamw_groups", CT_OPTIM_ADAMW, groups, group_count, NULL, options);
+    return ct_optimizer_new_groups("ct_optim_adamw_groups", CT_OPTIM_ADAMW, groups, group_count, options);
+}
+
+ct_optimizer *ct_optim_rmsprop(const ct_module *module, const ct_rmsprop_options *options)
+{
+    return ct_optimizer_new_for_module("ct_optim_rmsprop", CT_OPTIM_RMSPROP, module, options);
+}
+
+ct_optimizer *ct_optim_adagrad(const ct_module *module, const ct_adagrad_options *options)
+{
+    return ct_optimizer_new_for_module("ct_optim_adagrad", CT_OPTIM_ADAGRAD, module, options);
+}
+
+ct_optimizer *ct_optim_rmsprop_params(ct_tensor *const *params, int64_t count, const ct_rmsprop_options *options)
+{
+    ct_param_group g = one_group(params, count);
+    return ct_optimizer_new_groups("ct_optim_rmsprop_params", CT_OPTIM_RMSPROP, &g, 1, options);
+}
+
+ct_optimizer *ct_optim_adagrad_params(ct_tensor *const *params, int64_t count, const ct_adagrad_options *options)
+{
+    ct_param_group g = one_group(params, count);
+    return ct_optimizer_new_groups("ct_optim_adagrad_params", CT_OPTIM_ADAGRAD, &g, 1, options);
+}
+
+ct_optimizer *ct_optim_rmsprop_groups(const ct_param_group *groups, int64_t group_count,
+                                      const ct_rmsprop_options *options)
+{
+    return ct_optimizer_new_groups("ct_optim_rmsprop_groups", CT_OPTIM_RMSPROP, groups, group_count, options);
+}
+
+ct_optimizer *ct_optim_adagrad_groups(const ct_param_group *groups, int64_t group_count,
+                                      const ct_adagrad_options *options)
+{
+    return ct_optimizer_new_groups("ct_optim_adagrad_groups", CT_OPTIM_ADAGRAD, groups, group_count, options);
 }

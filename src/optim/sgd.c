@@ -47,6 +47,6 @@ ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, c
         status = ct_optim_launch(with_momentum[param->dtype], (ct_tensor *[]){param, grad, ps->state[0]},
                                  3, s, flags);
     }
-    if (status == CT_OK) ps->step++;
+    if (status == CT_OK) status = ct_optim_count_step(o, ps);
     return status;
 }

@@ -385,6 +385,12 @@ static void modules_and_optimizers(void **state)
     ct_optimizer_free(ct_optim_sgd(m, NULL));
     ct_optimizer_free(ct_optim_adam(m, NULL));
     ct_optimizer_free(ct_optim_adamw(m, NULL));
+    expect_null(ct_optim_rmsprop(NULL, NULL));
+    expect_null(ct_optim_adagrad(NULL, NULL));
+    expect_null(ct_optim_rmsprop_params(NULL, 1, NULL));
+    expect_null(ct_optim_adagrad_params(NULL, 1, NULL));
+    expect_null(ct_optim_rmsprop_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adagrad_groups(NULL, 1, NULL));
     expect_null(ct_optim_sgd_groups(NULL, 1, NULL));
     expect_null(ct_optim_adam_groups(NULL, 1, NULL));
     expect_null(ct_optim_adamw_groups(NULL, 1, NULL));

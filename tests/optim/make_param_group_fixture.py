@@ -1,4 +1,5 @@
-"""Writes param_group_fixture.h: PyTorch's parameters after STEPS steps of SGD, Adam and AdamW
+"""Writes param_group_fixture.h: PyTorch's parameters after STEPS steps of SGD, Adam, AdamW,
+RMSprop (centered and not) and Adagrad
 over two parameter groups (decay / no decay, different lr, betas, momentum), in float64, from
 the gradients param_group_steps.h gives. Run with the PyTorch venv:
     ~/.cache/ctorch/torch-cpu/bin/python tests/optim/make_param_group_fixture.py > tests/optim/param_group_fixture.h
@@ -39,6 +40,15 @@ CASES = {
     "adamw": lambda ps: torch.optim.AdamW(
         [dict(ps[0], lr=0.01, weight_decay=0.1), dict(ps[1], lr=0.03, weight_decay=0.0, betas=(0.8, 0.99))],
         lr=0.001, eps=1e-6),
+    "rmsprop_centered": lambda ps: torch.optim.RMSprop(
+        [dict(ps[0], lr=0.01, weight_decay=0.1, momentum=0.5), dict(ps[1], lr=0.02, weight_decay=0.0, momentum=0.0)],
+        lr=0.001, alpha=0.9, eps=1e-6, centered=True),
+    "rmsprop": lambda ps: torch.optim.RMSprop(
+        [dict(ps[0], lr=0.01, weight_decay=0.1, momentum=0.9), dict(ps[1], lr=0.02, weight_decay=0.0, momentum=0.0)],
+        lr=0.001),
+    "adagrad": lambda ps: torch.optim.Adagrad(
+        [dict(ps[0], lr=0.05, weight_decay=0.1), dict(ps[1], lr=0.1, weight_decay=0.0)],
+        lr=0.01, lr_decay=0.1, initial_accumulator_value=0.1, eps=1e-10),
 }
 
 print("/* Made by make_param_group_fixture.py with torch %s: do not edit. */" % torch.__version__)

@@ -1,5 +1,5 @@
-/* Parameter groups against PyTorch, on one device: SGD, Adam and AdamW over two groups (decay and
- * no decay, their own lr, momentum and betas) equal torch.optim's numbers with the same
+/* Parameter groups against PyTorch, on one device: SGD, Adam, AdamW, RMSprop (centered and not) and
+ * Adagrad over two groups (decay and no decay, their own lr, momentum and betas) equal torch.optim's numbers with the same
  * param_groups (param_group_fixture.h, made by make_param_group_fixture.py), fused, per parameter,
  * capturable (Adam, AdamW) and through ct_optimizer_step_unscaled; in float64 (to 1e-12) and
  * float32. Shared by tests/optim/test_param_groups.c (the CPU, PoCL) and the stand-in CUDA tests. */
@@ -23,7 +23,9 @@ static double group_gradient(int step, int k, int i)
     return sin(1.0 + 0.7 * i + 1.3 * step + 0.5 * k) * (1.0 + 0.5 * step);
 }
 
-/* kind 0 SGD, 1 Adam, 2 AdamW: the fixture's param_groups and options. */
+enum { GROUP_KINDS = 6 };
+/* kind 0 SGD, 1 Adam, 2 AdamW, 3 RMSprop centered, 4 RMSprop, 5 Adagrad: the fixture's
+ * param_groups and options. */
 static ct_optimizer *group_optimizer(int kind, ct_tensor **p, bool capturable)
 {
     ct_tensor *decay[2] = {p[0], p[2]};
@@ -34,6 +36,20 @@ static ct_optimizer *group_optimizer(int kind, ct_tensor **p, bool capturable)
         ct_sgd_options o = ct_sgd_options_default(0.01);
         o.dampening = 0.1;
         return ct_optim_sgd_groups(groups, 2, &o);
+    }
+    if (kind == 3 || kind == 4) {
+        groups[0].lr = 0.01, groups[0].weight_decay = 0.1, groups[0].momentum = kind == 3 ? 0.5 : 0.9;
+        groups[1].lr = 0.02, groups[1].weight_decay = 0.0, groups[1].momentum = 0.0;
+        ct_rmsprop_options o = ct_rmsprop_options_default(0.001);
+        if (kind == 3) o.alpha = 0.9, o.eps = 1e-6, o.centered = true;
+        return ct_optim_rmsprop_groups(groups, 2, kind == 3 ? &o : NULL); /* NULL: PyTorch's defaults */
+    }
+    if (kind == 5) {
+        groups[0].lr = 0.05, groups[0].weight_decay = 0.1;
+        groups[1].lr = 0.1, groups[1].weight_decay = 0.0;
+        ct_adagrad_options o = ct_adagrad_options_default(0.01);
+        o.lr_decay = 0.1, o.initial_accumulator_value = 0.1;
+        return ct_optim_adagrad_groups(groups, 2, &o);
     }
     groups[0].lr = 0.01, groups[0].weight_decay = 0.1;
     groups[1].lr = 0.03, groups[1].weight_decay = 0.0, groups[1].beta1 = 0.8, groups[1].beta2 = 0.99;
@@ -101,13 +117,14 @@ static void group_run(int kind, group_way way, ct_dtype dtype, ct_device device,
 
 static void group_check_against_pytorch(ct_device device)
 {
-    static const double *const want[3] = {param_group_fixture_sgd, param_group_fixture_adam,
-                                          param_group_fixture_adamw};
-    static const char *const names[3] = {"SGD", "Adam", "AdamW"};
+    static const double *const want[GROUP_KINDS] = {
+        param_group_fixture_sgd,     param_group_fixture_adam, param_group_fixture_adamw,
+        param_group_fixture_rmsprop_centered, param_group_fixture_rmsprop, param_group_fixture_adagrad};
+    static const char *const names[GROUP_KINDS] = {"SGD", "Adam", "AdamW", "RMSprop centered", "RMSprop", "Adagrad"};
     static const char *const ways[4] = {"fused", "per parameter", "capturable", "unscaled"};
-    for (int kind = 0; kind < 3; kind++)
+    for (int kind = 0; kind < GROUP_KINDS; kind++)
         for (int way = GROUP_FUSED; way <= GROUP_UNSCALED; way++) {
-            if (way == GROUP_CAPTURABLE && kind == 0) continue;
+            if (way == GROUP_CAPTURABLE && kind != 1 && kind != 2) continue;
             for (int d = 0; d < 2; d++) {
                 ct_dtype dtype = d ? CT_F32 : CT_F64;
                 double got[GROUP_VALUES];

@@ -1,5 +1,5 @@
-/* Parameter groups (PyTorch's param_groups): SGD, Adam and AdamW over two groups equal
- * torch.optim's numbers on the CPU and every OpenCL device (param_group_steps.h); the state dict
+/* Parameter groups (PyTorch's param_groups): SGD, Adam, AdamW, RMSprop and Adagrad over two groups
+ * equal torch.optim's numbers on the CPU and every OpenCL device (param_group_steps.h); the state dict
  * keeps the groups and loads them back; schedulers scale each group's own initial lr, llm.c's
  * warm-up cosine among them; a scheduler keeps its optimizer; bad groups are refused by name. */
 #include "optim/param_group_steps.h"
@@ -116,6 +116,47 @@ static void the_state_dict_keeps_the_groups(void **state)
     for (int k = 0; k < GROUP_PARAMS; k++) {
         ct_release(p[k]);
         ct_release(q[k]);
+    }
+}
+
+/* RMSprop (with its momentum buffer and grad_avg) and Adagrad resume from their state dicts with
+ * the bits of the run never stopped; their hyperparameters go under PyTorch's names. */
+static void rmsprop_and_adagrad_resume_from_their_state_dicts(void **state)
+{
+    (void)state;
+    for (int kind = 3; kind <= 5; kind++) {
+        ct_tensor *p[GROUP_PARAMS], *q[GROUP_PARAMS];
+        make_params(p);
+        make_params(q);
+        ct_optimizer *a = group_optimizer(kind, p, false), *b = group_optimizer(kind, q, false);
+        take_step(a, p, 0);
+        take_step(a, p, 1);
+        ct_state_dict *sd = ct_optimizer_state_dict(a);
+        assert_non_null(sd);
+        assert_true(ct_state_dict_contains(sd, kind == 5 ? "param_groups.1.lr_decay" : "param_groups.1.alpha"));
+        assert_true(ct_state_dict_contains(sd, kind == 5 ? "state.0.sum" : "state.0.square_avg"));
+        if (kind == 3) assert_true(ct_state_dict_contains(sd, "state.0.grad_avg"));
+        if (kind != 5) assert_true(ct_state_dict_contains(sd, "state.0.momentum_buffer"));
+        for (int k = 0; k < GROUP_PARAMS; k++) {
+            ct_no_grad_push();
+            assert_int_equal(ct_copy_(q[k], p[k]), CT_OK);
+            ct_no_grad_pop();
+        }
+        assert_int_equal(ct_optimizer_load_state_dict(b, sd), CT_OK);
+        for (int step = 2; step < 4; step++) {
+            take_step(a, p, step);
+            take_step(b, q, step);
+        }
+        for (int k = 0; k < GROUP_PARAMS; k++) {
+            double x[8], y[8];
+            assert_int_equal(ct_tensor_to_array(p[k], x, sizeof(double) * (size_t)group_sizes[k]), CT_OK);
+            assert_int_equal(ct_tensor_to_array(q[k], y, sizeof(double) * (size_t)group_sizes[k]), CT_OK);
+            assert_memory_equal(x, y, sizeof(double) * (size_t)group_sizes[k]);
+        }
+        ct_state_dict_free(sd);
+        ct_optimizer_free(a);
+        ct_optimizer_free(b);
+        for (int k = 0; k < GROUP_PARAMS; k++) ct_release(p[k]), ct_release(q[k]);
     }
 }
 
@@ -257,6 +298,7 @@ int main(void)
         cmocka_unit_test(groups_equal_pytorch_on_the_cpu),
         cmocka_unit_test(groups_equal_pytorch_on_opencl),
         cmocka_unit_test(the_state_dict_keeps_the_groups),
+        cmocka_unit_test(rmsprop_and_adagrad_resume_from_their_state_dicts),
         cmocka_unit_test(schedulers_scale_each_groups_lr),
         cmocka_unit_test(warmup_cosine_follows_llmc),
         cmocka_unit_test(a_scheduler_keeps_its_optimizer),
