@@ -29,8 +29,7 @@ bool ct_gpt_is_token_file(const char *path);
  * (CT_ERR_IO for a bad file, CT_ERR_INVALID_ARGUMENT for an id at or above the vocabulary). */
 ct_status ct_gpt_tokens_load(const char *path, int64_t vocab_size, double val_fraction, ct_gpt_tokens *out);
 void ct_gpt_tokens_free(ct_gpt_tokens *tokens); /* NULL-safe */
-/* The shipped Shakespeare (tinyshakespeare.txt beside the shipped digits); NULL recorded when it
- * is not found. */
+/* The shipped Shakespeare (ct_default_text_path); NULL recorded when it is not found. */
 const char *ct_gpt_default_text_path(void);
 
 /* ---- the run (tools/train_gpt_loop.c) ---- */

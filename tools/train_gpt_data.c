@@ -1,10 +1,7 @@
 /* The GPT's token data: the library's token files or text (ctorch/data.h), split into training
  * and validation tokens, and the shipped Shakespeare. */
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "train_gpt.h"
 
@@ -47,19 +44,7 @@ ct_status ct_gpt_tokens_load(const char *path, int64_t vocab_size, double val_fr
 
 const char *ct_gpt_default_text_path(void)
 {
-    static _Thread_local char path[PATH_MAX];
-    const char *digits = ct_default_dataset_path();
-    if (!digits) {
-        ct_train_fail_library("the shipped data");
-        return NULL;
-    }
-    char folder[PATH_MAX];
-    snprintf(folder, sizeof folder, "%s", digits);
-    snprintf(path, sizeof path, "%s/tinyshakespeare.txt", dirname(folder));
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        ct_train_fail(CT_ERR_IO, "the shipped Shakespeare is not at %s (give --data FILE)", path);
-        return NULL;
-    }
+    const char *path = ct_default_text_path();
+    if (!path) ct_train_fail_library("the shipped Shakespeare (give --data FILE)");
     return path;
 }
