@@ -110,6 +110,8 @@ void ct_bench_layer_norm(const char *filter, ct_bench_report report, void *conte
 void ct_bench_attention(const char *filter, ct_bench_report report, void *context);
 /* A training step of a small transformer block built from today's ops (bench_transformer_block.c). */
 void ct_bench_transformer_block(const char *filter, ct_bench_report report, void *context);
+/* bench_gpt.c: a GPT's training step (ct_gpt, L 6, C 384, T 256, B 8) and its peak memory. */
+void ct_bench_gpt(const char *filter, ct_bench_report report, void *context);
 /* The digits mlp's Adam step, fused against per parameter: launches and host time per step. */
 void ct_bench_optimizer_step(const char *filter, ct_bench_report report, void *context);
 /* A digits training step captured once and replayed against the same step run eagerly, on the

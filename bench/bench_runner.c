@@ -165,6 +165,7 @@ int ct_bench_main(int argc, char **argv)
         ct_bench_layer_norm(filter, print_result, &p);
         ct_bench_attention(filter, print_result, &p);
         ct_bench_transformer_block(filter, print_result, &p);
+        ct_bench_gpt(filter, print_result, &p);
         ct_bench_optimizer_step(filter, print_result, &p);
         ct_bench_graphs(filter, print_result, &p);
         ct_bench_transfer(filter, print_result, &p);

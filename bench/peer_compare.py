@@ -44,6 +44,8 @@ CPU_TARGETS = {
     "layer_norm_fwd_bwd_f32_8192x768": 1.0,
     # Issue 23: fused attention forward and backward beside F.scaled_dot_product_attention
     "attention_causal_fwd_bwd_t1024": 1.0, "attention_causal_fwd_bwd_t4096": 1.0,
+    # Issue 24: a GPT's training step (L 6, C 384, H 6, T 256, B 8) beside nanoGPT's in PyTorch eager
+    "train_gpt_l6_c384_t256_b8": 1.0,
 }
 # Issue 22: float32 matmul from n = 512 at >= 0.9x the best engine on the machine. ctorch bench
 # measures that engine itself, in the same run: the row's own ratio (ctorch over its baseline) is
@@ -53,6 +55,7 @@ CPU_ENGINE_TARGETS = {f"matmul_f32_{n}": 0.9 for n in (512, 1024, 2048, 4096, 81
 # (read from this machine's /proc/cpuinfo: run the join where the benchmarks ran).
 CPU_RELATIVE_TARGETS = {"matmul_bf16_2048": ("matmul_f32_2048", 4.0)}
 TIME_UNITS = {"us", "ms", "s"}
+TIME_UNITS.add("MiB")  # memory: lower is better, as times are
 
 
 def cpu_has_amx():

@@ -25,6 +25,9 @@ bench_conv2d.c, bench_transformer_block.c:
   samples/s: train_transformer_block_b32, a training step of a small GPT-style block (embedding
     128, 4 heads, sequence 64, batch 32, vocabulary 256): nn.Embedding, nn.LayerNorm,
     F.scaled_dot_product_attention(is_causal=True), nn.GELU, a Linear head, cross-entropy, AdamW
+  tokens/s: train_gpt_l6_c384_t256_b8, a training step of nanoGPT's GPT (6 layers, 384 channels, 6
+    heads, sequence 256, batch 8, vocabulary 256; AdamW with its configure_optimizers groups);
+    MiB: train_gpt_peak_rss_mib_l6_c384_t256_b8, how far the resident memory rose over its steps
   seq/s: attention_causal_fwd_bwd_t256, _t1024 and _t4096, F.scaled_dot_product_attention of
     [8, 12, T, 64] float32 q, k, v ([1, 12, 4096, 64] at T = 4096) with is_causal=True, forward
     and backward from a fixed gradient (bench/bench_attention.c; ctorch's figure is its fused
@@ -80,6 +83,11 @@ TF32_MIN = 1024  # bench/bench_matmul.c: TF32 rows from 1024 up
 CONV_BATCHES = [32, 512]  # bench/bench_conv2d.c
 # bench/bench_transformer_block.c: embedding, heads, sequence, batch, vocabulary
 EMBED, HEADS, SEQUENCE, BLOCK_BATCH, VOCAB = 128, 4, 64, 32, 256
+# bench/bench_gpt.c: a GPT's training step (nanoGPT's model, from tests/models/fixtures/make_gpt_fixture.py)
+GPT_CONFIG = dict(vocab_size=256, padded_vocab_size=256, block_size=256, n_layer=6, n_head=6, n_embd=384,
+                  dropout=0.0, bias=True)
+GPT_BATCH = 8
+GPT_SUFFIX = "l6_c384_t256_b8"
 # bench/bench_layer_norm.c: GPT-2 small's width, 8 sequences of 1024 tokens
 LAYER_NORM_NAME, LAYER_NORM_ROWS, LAYER_NORM_WIDTH = "layer_norm_fwd_bwd_f32_8192x768", 8 * 1024, 768
 TRAIN = [("train_mlp_b32", "mlp", 32, None), ("train_mlp_b512", "mlp", 512, None),
@@ -392,6 +400,62 @@ def transformer_step(peer):
     return step
 
 
+def nanogpt():
+    """nanoGPT's model classes, as the GPT test's fixture script defines them."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "fixtures",
+                        "make_gpt_fixture.py")
+    spec = importlib.util.spec_from_file_location("make_gpt_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def status_mib(field):
+    """VmRSS or VmHWM of this process in MiB (Linux), or None."""
+    try:
+        with open("/proc/self/status", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss():
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="utf-8") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def gpt_measure(peer, results):
+    """bench/bench_gpt.c's step (forward with the loss, backward, AdamW with nanoGPT's groups) and
+    the rise of the process's resident memory over the warm-up and timed steps, into results."""
+    torch, device = peer.torch, peer.device
+    known = reset_peak_rss()
+    before = status_mib("VmRSS")
+    torch.manual_seed(0)
+    c, batch = GPT_CONFIG, 1 if peer.args.quick else GPT_BATCH  # --quick: one sequence, as ctorch's
+    net = nanogpt().GPT(c).to(device)
+    optimizer = net.configure_optimizers(0.1, 6e-4, (0.9, 0.95), foreach=None)
+    idx = torch.randint(0, c["vocab_size"], (batch, c["block_size"]), dtype=torch.int64, device=device)
+    targets = torch.randint(0, c["vocab_size"], (batch, c["block_size"]), dtype=torch.int64, device=device)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        _, loss = net(idx, targets)
+        loss.backward()
+        optimizer.step()
+    results["speed"] = batch * c["block_size"] / peer.time_synced(step, 3, 10)
+    hwm = status_mib("VmHWM")
+    results["peak"] = hwm - before if known and hwm is not None and before is not None else 0.0
+    return results
+
+
 def attention_batch(t):
     return 1 if t >= 4096 else 8  # bench/bench_attention.c's batch_at
 
@@ -519,6 +583,10 @@ def cases(peer):
                 peer.time_synced(layer_norm_function(peer), 3, 20)))
     out.append((f"train_transformer_block_b{BLOCK_BATCH}", "samples/s",
                 lambda: BLOCK_BATCH / peer.time_synced(transformer_step(peer), 3, 10)))
+    gpt_results = {}
+    out.append((f"train_gpt_{GPT_SUFFIX}", "tokens/s", lambda: gpt_measure(peer, gpt_results)["speed"]))
+    out.append((f"train_gpt_peak_rss_mib_{GPT_SUFFIX}", "MiB",
+                lambda: (gpt_results or gpt_measure(peer, gpt_results))["peak"]))
     for t in ATTENTION_LENGTHS:
         def measure_attention(t=t):
             length = t // 8 if peer.args.quick else t

@@ -49,5 +49,6 @@
 #include "ctorch/amp.h"
 #include "ctorch/distributed.h"
 #include "ctorch/parallel.h"
+#include "ctorch/models.h"
 
 #endif

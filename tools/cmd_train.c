@@ -32,7 +32,7 @@ static void usage(FILE *out)
     ct_train_config mlp = ct_train_config_default(CT_TRAIN_MLP), cnn = ct_train_config_default(CT_TRAIN_CNN);
     fprintf(out,
             "usage: ctorch train [options]\n\n"
-            "  --model mlp|cnn           the model (default mlp)\n"
+            "  --model mlp|cnn|gpt       the model (default mlp; gpt: see train --model gpt --help)\n"
             "  --epochs N                passes over the training set (default %d for mlp, %d for cnn)\n"
             "  --batch-size N            samples per step (default %lld)\n"
             "  --lr X                    the learning rate (default %g for mlp, %g for cnn; %g with sgd)\n"
@@ -495,6 +495,10 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
 
 int ct_cmd_train(int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++) /* --model gpt has options of its own (tools/cmd_train_gpt.c) */
+        if ((!strcmp(argv[i], "--model") && i + 1 < argc && !strcmp(argv[i + 1], "gpt")) ||
+            !strcmp(argv[i], "--model=gpt"))
+            return ct_cmd_train_gpt(argc, argv);
     double start = now_seconds();
     ct_tool_job job;
     if (!ct_tool_job_start(COMMAND, &job)) return CT_EXIT_FAILURE;

@@ -12,6 +12,9 @@ static void usage(FILE *out)
                  "commands:\n"
                  "  train [options]          train a model on the digits data set (train --help)\n"
                  "  eval --checkpoint FILE   test a model saved by train --save (eval --help)\n"
+                 "  generate --checkpoint FILE  sample from a GPT of train --model gpt (generate --help)\n"
+                 "  convert IN OUT           a GPT checkpoint between llm.c's .bin, nanoGPT's and Hugging\n"
+                 "                           Face's safetensors (convert --help)\n"
                  "  info [--json]            backends, devices, memory, the best device\n"
                  "  bench [--json] [FILTER]  benchmarks against the libraries underneath (bench --help)\n"
                  "  version, --version       the library version\n");
@@ -32,6 +35,8 @@ int main(int argc, char **argv)
      * (src/startup/before_libraries.c): no restart with OMP_WAIT_POLICY set is needed. */
     if (strcmp(command, "train") == 0) return ct_cmd_train(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0) return ct_cmd_eval(argc - 2, argv + 2);
+    if (strcmp(command, "generate") == 0) return ct_cmd_generate(argc - 2, argv + 2);
+    if (strcmp(command, "convert") == 0) return ct_cmd_convert(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return ct_cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "version") == 0 || strcmp(command, "--version") == 0) {
         if (argc > 2) {

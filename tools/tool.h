@@ -12,6 +12,9 @@ int ct_cmd_info(int argc, char **argv);
 int ct_cmd_bench(int argc, char **argv);
 int ct_cmd_train(int argc, char **argv);
 int ct_cmd_eval(int argc, char **argv);
+int ct_cmd_train_gpt(int argc, char **argv); /* ctorch train --model gpt */
+int ct_cmd_generate(int argc, char **argv);
+int ct_cmd_convert(int argc, char **argv);
 
 #include "json_write.h" /* --json's lines */
 

@@ -78,7 +78,12 @@ ct_status ct_grad_scaler_unscale_(ct_grad_scaler *scaler, ct_optimizer *optimize
 /* Unscales (if not yet done this step) and runs ct_optimizer_step unless a gradient held an inf
  * or NaN; *stepped (may be NULL) says which. */
 ct_status ct_grad_scaler_step(ct_grad_scaler *scaler, ct_optimizer *optimizer, bool *stepped);
-/* Adjusts the scale after a step: backoff after inf/NaN, growth after growth_interval good steps.
+/* The smallest scale: FLT_MIN (2^-126, the smallest normal float32). A scale backed off below it
+ * stays there (142 skipped steps in a row from 65536 by halves), so that 1 / scale stays finite;
+ * steps whose gradients overflow even then go on being skipped (ct_grad_scaler_skipped_steps). */
+#define CT_GRAD_SCALER_MIN_SCALE 1.1754943508222875e-38
+/* Adjusts the scale after a step: backoff after inf/NaN (floored at CT_GRAD_SCALER_MIN_SCALE),
+ * growth after growth_interval good steps (never past FLT_MAX).
  * CT_ERR_INVALID_ARGUMENT when no step was unscaled since the last update. */
 ct_status ct_grad_scaler_update(ct_grad_scaler *scaler);
 /* The current scale (1 when disabled), and how many steps were skipped so far. */
@@ -87,6 +92,7 @@ int64_t ct_grad_scaler_skipped_steps(const ct_grad_scaler *scaler);
 /* The state a checkpoint keeps (scale and the good steps since the last change), and its
  * restoring, as GradScaler.state_dict / load_state_dict. */
 ct_status ct_grad_scaler_state(const ct_grad_scaler *scaler, double *scale, int64_t *growth_tracker);
+/* Loading refuses a scale outside [CT_GRAD_SCALER_MIN_SCALE, FLT_MAX] (5e-324, inf, NaN). */
 ct_status ct_grad_scaler_load_state(ct_grad_scaler *scaler, double scale, int64_t growth_tracker);
 
 #ifdef __cplusplus

@@ -28,6 +28,10 @@ typedef struct ct_dataset ct_dataset;
  * source tree's data/ folder this library was built from. NULL (and CT_ERR_IO naming the places looked at) when none has it.
  * The string is valid until the next call in this thread. */
 const char *ct_default_dataset_path(void);
+/* The same for tinyshakespeare.txt, the shipped text the GPT trains on (1,115,394 bytes of
+ * Shakespeare, public domain): in $CTORCH_DATA when that is a folder (or in the folder of the
+ * digits file it names), else beside the installed library, else the source tree's data/. */
+const char *ct_default_text_path(void);
 
 /* ---- CSV files ----
  * One sample per line, numbers separated by commas, blank lines skipped. A path ending in .gz
@@ -213,6 +217,91 @@ ct_status ct_data_loader_next_batch(ct_data_loader *loader, ct_tensor **out, int
  * next ct_data_loader_start_epoch. On an accelerator, the batch is ready for work queued on the
  * current stream, and the next batch's copy is already under way. */
 ct_status ct_data_loader_next(ct_data_loader *loader, ct_tensor **x, ct_tensor **y);
+
+/* ---- token data for language models ----
+ * A sequence of token ids in host memory, from one of two kinds of file:
+ *   llm.c's token files (written by llm.c's and nanoGPT's preparation scripts): a header of 256
+ *     little-endian int32 (magic 20240520, version 1, the token count, the rest unused), then
+ *     the tokens as little-endian uint16;
+ *   plain text, read as bytes: every byte is a token, the vocabulary is 256.
+ * Ids are checked against the vocabulary when the file is read. */
+typedef struct ct_token_data ct_token_data;
+
+#define CT_TOKEN_FILE_MAGIC 20240520
+#define CT_TOKEN_FILE_VERSION 1
+#define CT_TOKEN_FILE_HEADER_BYTES 1024
+
+/* Reads an llm.c token file. vocab_size (1..65536) bounds the ids; 0 means 65536 (any uint16).
+ * Errors name the file and say what would be right: CT_ERR_IO for a file that cannot be read, a
+ * bad magic or version, a file shorter than its header, or a size that does not match the header's
+ * count; CT_ERR_INVALID_ARGUMENT for an id >= vocab_size (with its position). */
+ct_token_data *ct_token_data_load_llmc(const char *path, int64_t vocab_size);
+/* Reads a file's bytes as tokens 0..255 (vocabulary 256). An empty file is an error. */
+ct_token_data *ct_token_data_load_text(const char *path);
+/* Either of the above: a file whose name ends in ".bin" or which begins with the magic is an llm.c
+ * token file (vocab_size as there), any other is text (vocab_size must then be 0 or >= 256). */
+ct_token_data *ct_token_data_load(const char *path, int64_t vocab_size);
+/* count tokens (>= 1) from memory, each in [0, vocab_size), vocab_size in 1..65536. */
+ct_token_data *ct_token_data_from_tokens(const int64_t *tokens, int64_t count, int64_t vocab_size);
+void ct_token_data_free(ct_token_data *data); /* NULL-safe */
+
+/* Writes the tokens as an llm.c token file, atomically (as ct_save: a failure leaves what was at
+ * path as it was). So text becomes a token file llm.c's train_gpt2.c reads. */
+ct_status ct_token_data_save(const ct_token_data *data, const char *path);
+
+int64_t ct_token_data_size(const ct_token_data *data);       /* tokens; -1 for NULL */
+int64_t ct_token_data_vocab_size(const ct_token_data *data); /* 256 for text; -1 for NULL */
+/* tokens [start, start + count) into out. */
+ct_status ct_token_data_read(const ct_token_data *data, int64_t start, int64_t count, int64_t *out);
+
+/* A validation split as nanoGPT's: *train the first floor(N * (1 - val_fraction)) tokens, *val
+ * the rest (the file's last fraction). 0 <= val_fraction < 1; with 0 *val is NULL; otherwise both
+ * parts must hold a token. New objects; data stays as it was. */
+ct_status ct_token_data_split(const ct_token_data *data, double val_fraction, ct_token_data **train,
+                              ct_token_data **val);
+
+/* ---- batches of token windows ----
+ * Each batch is inputs and targets, int64 [B, T]: row b is a window of T + 1 consecutive tokens
+ * w[0..T], inputs[b] = w[0..T-1], targets[b] = w[1..T] (the next token of each position).
+ *   CT_TOKEN_ORDER_RANDOM (nanoGPT's get_batch): every window starts at an offset drawn uniformly
+ *     from [0, N - T - 1]. Window g (g = batch * world_size * B + rank * B + b) takes h, the g-th
+ *     output (from 0) of splitmix64 started at seed, as the state of a generator of its own, and
+ *     draws its offset from it as ct_data_permutation draws (by rejection, then modulo N - T).
+ *     So every window is known from the seed alone, and resuming at a batch draws what the run
+ *     would have drawn.
+ *   CT_TOKEN_ORDER_SEQUENTIAL (llm.c's DataLoader without shuffling): batch i holds tokens
+ *     [s, s + B*T + 1) with s = (i * world_size + rank) * B * T, row b the T + 1 tokens from
+ *     s + b*T; after floor((N - 1) / (world_size * B * T)) batches it wraps to the start.
+ * Under DDP (world_size > 1) rank r takes its own windows: in both orders the ranks' batches of a
+ * step together are the batch that one process with world_size * B rows would take. */
+typedef enum ct_token_order { CT_TOKEN_ORDER_RANDOM = 0, CT_TOKEN_ORDER_SEQUENTIAL = 1 } ct_token_order;
+
+typedef struct ct_token_loader_options {
+    int64_t batch_size;   /* B >= 1 */
+    int64_t seq_len;      /* T >= 1; the data must hold T + 1 tokens (world_size * B * T + 1 in order) */
+    ct_token_order order;
+    uint64_t seed;        /* the random order's; the same on every rank */
+    int rank, world_size; /* 0 <= rank < world_size; usually ct_dist_rank(), ct_dist_world_size() */
+    ct_device device;     /* where batches are handed out */
+} ct_token_loader_options;
+/* B 8, T 256, random order, seed 0, rank 0 of 1, on the CPU. */
+ct_token_loader_options ct_token_loader_options_default(void);
+
+typedef struct ct_token_loader ct_token_loader;
+/* The loader keeps its own copy of what it needs of data (data may be freed). options NULL means
+ * the defaults. CT_ERR_INVALID_ARGUMENT when the data is shorter than a window (naming the file). */
+ct_token_loader *ct_token_loader_create(const ct_token_data *data, const ct_token_loader_options *options);
+void ct_token_loader_free(ct_token_loader *loader); /* NULL-safe */
+/* The next batch: *inputs and *targets int64 [B, T] on the loader's device, new references. */
+ct_status ct_token_loader_next(ct_token_loader *loader, ct_tensor **inputs, ct_tensor **targets);
+/* The batch that ct_token_loader_next hands out next (0 after creation); setting it resumes a run
+ * there (position >= 0). ct_token_loader_set_position(loader, 0) starts again from the first
+ * batch, as llm.c's dataloader_reset (for the same validation batches at every evaluation). */
+int64_t ct_token_loader_position(const ct_token_loader *loader); /* -1 for NULL */
+ct_status ct_token_loader_set_position(ct_token_loader *loader, int64_t position);
+/* Batches in one pass over the data: floor((N - 1) / (world_size * B * T)); the sequential order
+ * wraps after them. -1 for NULL. */
+int64_t ct_token_loader_num_batches(const ct_token_loader *loader);
 
 #ifdef __cplusplus
 }

@@ -277,8 +277,8 @@ ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
  * error_if_nonfinite=False: a NaN total makes the gradients NaN; the total says so). Parameters
  * without a gradient are skipped (none at all: the total is 0). *total_norm (may be NULL) receives
  * the norm before clipping. Gradients may be on any devices. Fused: per device and dtype, the
- * sums of |g|^p of 8 gradients a launch (partial sums of 256 elements each in the gradient's
- * dtype), and the scaling 8 gradients a launch. Gradients all of one device and dtype are clipped
+ * sums of |g|^p of 8 gradients a launch (partial sums of 256 elements each, in float64: float32
+ * gradients near 1e30 do not overflow), and the scaling 8 gradients a launch. Gradients all of one device and dtype are clipped
  * there with nothing read back (the partials folded in float64 on the device, the scaling reading
  * the factor there, as PyTorch's clip_grad_norm_ never waits): the host waits only when
  * total_norm is not NULL, and a captured step (ct_graph_begin) can clip with total_norm NULL.
@@ -286,6 +286,9 @@ ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
  * same on every device (for p = 1, 2 and infinity: the other roots are pow's). max_norm >= 0. */
 ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max_norm, double norm_type,
                              double *total_norm);
+/* The same over every parameter of module (ct_module_named_parameters: clip_grad_norm_(
+ * model.parameters(), ...)). */
+ct_status ct_clip_grad_norm_module(const ct_module *module, double max_norm, double norm_type, double *total_norm);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,12 @@ struct ct_distributed_sampler {
  * dataset_size int64. */
 void ct_distributed_sampler_fill(const ct_distributed_sampler *sampler, int64_t *out, int64_t *scratch);
 
+struct ct_token_data {
+    uint16_t *tokens;
+    int64_t count, vocab_size;
+    char *source; /* for messages: "'path'", "the validation part of 'path'" */
+};
+
 /* splitmix64: one 64-bit step of the generator whose state is *state. */
 uint64_t ct_splitmix64_next(uint64_t *state);
 /* Uniform in [0, bound) for bound >= 1, without modulo bias (see ct_data_permutation). */

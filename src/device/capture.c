@@ -1,6 +1,7 @@
 /* The active capture of each device (capture.h). */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/core_internal.h"
 #include "device/backend_interface.h"
@@ -62,4 +63,47 @@ ct_status ct_capture_refuse(ct_device device, bool joined_only, const char *op, 
              "a graph through static tensors refilled with ct_copy_)", op, why, name);
     capture->abandon(capture, CT_ERR_CAPTURE, message);
     return ct_error(CT_ERR_CAPTURE, "%s", message);
+}
+
+ct_replay_counter *ct_replay_counter_new(void)
+{
+    ct_replay_counter *counter = calloc(1, sizeof *counter);
+    if (!counter) return ct_error_null(CT_ERR_OUT_OF_MEMORY, "graph capture: no host memory for a replay counter");
+    atomic_init(&counter->count, 0);
+    atomic_init(&counter->refcount, 1);
+    return counter;
+}
+
+void ct_replay_counter_release(ct_replay_counter *counter)
+{
+    if (counter && atomic_fetch_sub(&counter->refcount, 1) == 1) free(counter);
+}
+
+ct_status ct_capture_count_replays(ct_device device, ct_replay_counter *counter)
+{
+    ct_capture *capture = ct_capture_joined(device);
+    if (!capture) return CT_OK;
+    if (capture->counter_count == capture->counter_capacity) {
+        int64_t capacity = capture->counter_capacity ? 2 * capture->counter_capacity : 16;
+        ct_replay_counter **grown = realloc(capture->counters, (size_t)capacity * sizeof *grown);
+        if (!grown) return ct_error(CT_ERR_OUT_OF_MEMORY, "graph capture: no host memory for a replay counter");
+        capture->counters = grown;
+        capture->counter_capacity = capacity;
+    }
+    atomic_fetch_add(&counter->refcount, 1);
+    capture->counters[capture->counter_count++] = counter;
+    return CT_OK;
+}
+
+void ct_capture_replayed(ct_capture *capture)
+{
+    for (int64_t i = 0; i < capture->counter_count; i++) atomic_fetch_add(&capture->counters[i]->count, 1);
+}
+
+void ct_capture_release_counters(ct_capture *capture)
+{
+    for (int64_t i = 0; i < capture->counter_count; i++) ct_replay_counter_release(capture->counters[i]);
+    free(capture->counters);
+    capture->counters = NULL;
+    capture->counter_count = capture->counter_capacity = 0;
 }

@@ -8,6 +8,7 @@
 #ifndef CT_DEVICE_CAPTURE_H
 #define CT_DEVICE_CAPTURE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,27 @@
 
 struct ct_launch_record;
 typedef struct ct_capture ct_capture;
+
+/* A count on the host that every replay of a graph advances: what a captured op counts without a
+ * kernel (SGD's step count), refcounted by its holders (the op's owner, each graph that counts
+ * it). */
+typedef struct ct_replay_counter {
+    _Atomic int64_t count;
+    _Atomic int64_t refcount;
+} ct_replay_counter;
+/* A new counter at 0 held once, or NULL with CT_ERR_OUT_OF_MEMORY recorded. */
+ct_replay_counter *ct_replay_counter_new(void);
+/* Drops a reference (NULL-safe). */
+void ct_replay_counter_release(ct_replay_counter *counter);
+/* Every replay of the graph device is capturing (joined by this thread) advances counter by one;
+ * CT_OK and nothing done when no capture is joined there. A counter registered twice advances by
+ * two. */
+ct_status ct_capture_count_replays(ct_device device, ct_replay_counter *counter);
+/* The graph layer's: a successful replay of capture advances its counters; the capture's end of
+ * life drops them. */
+void ct_capture_replayed(ct_capture *capture);
+void ct_capture_release_counters(ct_capture *capture);
+
 struct ct_capture {
     ct_device device;
     /* Where launches and products go when the backend has no capture of its own (the backend
@@ -29,6 +51,9 @@ struct ct_capture {
      * or writes, so that it outlives the graph's replays (the graph layer's; the tensor layer calls
      * it as work takes a tensor's memory). NULL: nothing is kept. */
     void (*hold)(ct_capture *capture, void *tensor);
+    /* Counters each replay advances (ct_capture_count_replays), held by the capture. */
+    ct_replay_counter **counters;
+    int64_t counter_count, counter_capacity;
 };
 
 /* Makes capture the device's active one: CT_ERR_CAPTURE when the device has one already. */

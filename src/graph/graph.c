@@ -257,12 +257,15 @@ ct_status ct_graph_replay(ct_graph *graph)
                                                                           sizeof device));
     }
     void *stream = ct_current_stream_handle(graph->device);
+    ct_status status = CT_OK; /* a backend's empty capture */
     if (graph->native) {
         ct_backend_count_graph_launch(graph->device);
-        return graph->backend->graph_launch(graph->device.index, graph->native, stream);
+        status = graph->backend->graph_launch(graph->device.index, graph->native, stream);
+    } else if (graph->capture.record) {
+        status = ct_launch_record_replay(graph->capture.record, graph->device, stream);
     }
-    if (graph->capture.record) return ct_launch_record_replay(graph->capture.record, graph->device, stream);
-    return CT_OK; /* a backend's empty capture */
+    if (status == CT_OK) ct_capture_replayed(&graph->capture); /* counts kept on the host (SGD's steps) */
+    return status;
 }
 
 void ct_graph_free(ct_graph *graph)
@@ -276,6 +279,7 @@ void ct_graph_free(ct_graph *graph)
     release_held(graph); /* none is the pool's: each goes back to the stream it came from */
     if (graph->native) graph->backend->graph_destroy(graph->device.index, graph->native);
     ct_launch_record_free(graph->capture.record);
+    ct_capture_release_counters(&graph->capture);
     ct_stream_destroy(graph->own_stream);
     free(graph);
 }

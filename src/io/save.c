@@ -1,7 +1,6 @@
-/* ct_save: a state dict into a safetensors file, atomically (temporary file, fsync, rename, fsync
- * of the folder), onto a target checked first (save_target.c). */
+/* ct_save: a state dict into a safetensors file, atomically (atomic_file.c: temporary file, fsync,
+ * rename, fsync of the folder), onto a target checked first (save_target.c). */
 #include <errno.h>
-#include <sys/resource.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,52 +127,16 @@ static void put_header(text *h, const ct_state_dict *sd, const planned *plan, in
     while (!h->failed && h->length % 8 != 0) put_text(h, " ");
 }
 
-/* ---- writing the temporary file ---- */
-
-typedef struct writer {
-    int fd;
-    const char *path;
-    size_t written, limit;
-} writer;
-
-static ct_status write_failed(const writer *w, int error)
-{
-    char reason[128];
-    struct rlimit limit;
-    if (error == EFBIG && getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-        return ct_error(CT_ERR_IO, "ct_save: '%s': writing failed after %zu bytes: %s: the process's file size "
-                        "limit (ulimit -f, RLIMIT_FSIZE) is %llu bytes; the file was not changed", w->path,
-                        w->written, strerror_r(error, reason, sizeof reason), (unsigned long long)limit.rlim_cur);
-    return ct_error(CT_ERR_IO, "ct_save: '%s': writing failed after %zu bytes: %s; the file was not "
-                    "changed", w->path, w->written, strerror_r(error, reason, sizeof reason));
-}
-
-static ct_status write_bytes(writer *w, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n > 0) {
-        size_t chunk = n < ((size_t)1 << 30) ? n : (size_t)1 << 30;
-        bool simulated_failure = w->limit != SIZE_MAX && chunk > w->limit - w->written;
-        if (simulated_failure) chunk = w->limit - w->written;
-        ssize_t done = chunk ? write(w->fd, p, chunk) : 0;
-        if (done < 0 && errno == EINTR) continue;
-        if (done < 0) return write_failed(w, errno);
-        p += done;
-        n -= (size_t)done;
-        w->written += (size_t)done;
-        if (simulated_failure) return write_failed(w, EIO);
-    }
-    return CT_OK;
-}
+/* ---- writing the file ---- */
 
 /* A tensor's bytes, little-endian and row-major. A contiguous CPU tensor is written from its
  * storage; others are read back through the tensor layer first. */
-static ct_status write_tensor(writer *w, const planned *item)
+static ct_status write_tensor(ct_io_atomic_file *w, const planned *item)
 {
     const ct_tensor *t = item->tensor;
     if (item->bytes == 0) return CT_OK;
     if (t->storage->device.type == CT_CPU && ct_is_contiguous(t) && ct_io_host_is_little_endian())
-        return write_bytes(w, (const char *)ct_tensor_handle(t) + (size_t)t->offset * ct_dtype_size(t->dtype),
+        return ct_io_atomic_write(w, (const char *)ct_tensor_handle(t) + (size_t)t->offset * ct_dtype_size(t->dtype),
                            item->bytes);
     void *host = malloc(item->bytes);
     if (!host)
@@ -182,85 +145,33 @@ static ct_status write_tensor(writer *w, const planned *item)
     ct_status status = ct_tensor_to_array(t, host, item->bytes);
     if (status == CT_OK) {
         ct_io_to_little_endian(host, item->bytes / ct_dtype_size(t->dtype), ct_dtype_size(t->dtype));
-        status = write_bytes(w, host, item->bytes);
+        status = ct_io_atomic_write(w, host, item->bytes);
     }
     free(host);
     return status;
 }
 
-static ct_status sync_directory(const char *path, const char *directory)
-{
-    int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int error = fd < 0 ? errno : (fsync(fd) == 0 ? 0 : errno);
-    if (fd >= 0) close(fd);
-    if (error == 0 || error == EINVAL || error == EROFS) return CT_OK; /* a folder that cannot sync */
-    char reason[128];
-    return ct_error(CT_ERR_IO, "ct_save: '%s' was written, but syncing its folder '%s' failed: %s",
-                    path, directory, strerror_r(error, reason, sizeof reason));
-}
-
-/* The temporary file of a replacement takes the old file's mode and, where it may, its owner. */
-static ct_status keep_mode(const ct_io_save_target *t, int fd, const char *path)
-{
-    if (!t->exists) return CT_OK;
-    int given = fchown(fd, t->uid, t->gid); /* only the superuser may give a file away: no error */
-    (void)given;
-    if (fchmod(fd, t->mode) == 0) return CT_OK;
-    char reason[128];
-    return ct_error(CT_ERR_IO, "ct_save: '%s': cannot give the new file the mode %04o of the old one: %s; "
-                    "the file was not changed", path, (unsigned)t->mode, strerror_r(errno, reason, sizeof reason));
-}
-
 static ct_status write_file(const char *path, const text *header, planned *const *order, int64_t count)
 {
-    ct_io_save_target target;
-    if (ct_io_save_target_resolve(path, &target) != CT_OK) return ct_last_error();
-    ct_io_save_remove_stale_temporaries(&target, path);
-    char *temp = NULL;
-    char reason[128];
-    int fd = ct_io_save_temporary_create(&target, &temp);
-    if (fd < 0) {
-        ct_status status = ct_error(CT_ERR_IO, "ct_save: '%s': cannot create a temporary file in '%s': %s",
-                                    path, target.directory, strerror_r(errno, reason, sizeof reason));
-        ct_io_save_target_free(&target);
-        return status;
-    }
-    writer w = {fd, path, 0, ct_io_write_limit()};
-    /* A file the size limit cannot hold is refused before its first byte: writing past the limit
-     * raises SIGXFSZ, which ends a program that does not ignore it, leaving the temporary file. */
+    ct_io_atomic_file file;
+    if (ct_io_atomic_open(path, &file) != CT_OK) return ct_last_error();
     uint64_t size = 8 + header->length;
     for (int64_t k = 0; k < count; k++) size += order[k]->bytes;
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && size > limit.rlim_cur) {
-        close(fd);
-        unlink(temp);
-        free(temp);
-        ct_io_save_target_free(&target);
-        return ct_error(CT_ERR_IO, "ct_save: '%s': the file would be %llu bytes, and the process's file size "
-                        "limit (ulimit -f, RLIMIT_FSIZE) is %llu: %s; the file was not changed", path,
-                        (unsigned long long)size, (unsigned long long)limit.rlim_cur,
-                        strerror_r(EFBIG, reason, sizeof reason));
+    if (ct_io_atomic_check_size(&file, size) != CT_OK) {
+        ct_status status = ct_last_error();
+        ct_io_atomic_abandon(&file);
+        return status;
     }
     unsigned char length[8];
     for (int b = 0; b < 8; b++) length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
-    ct_status status = keep_mode(&target, fd, path);
-    if (status == CT_OK) status = write_bytes(&w, length, sizeof length);
-    if (status == CT_OK) status = write_bytes(&w, header->data, header->length);
-    for (int64_t k = 0; k < count && status == CT_OK; k++) status = write_tensor(&w, order[k]);
-    if (status == CT_OK && fsync(fd) != 0)
-        status = ct_error(CT_ERR_IO, "ct_save: '%s': syncing the temporary file failed: %s; the file "
-                          "was not changed", path, strerror_r(errno, reason, sizeof reason));
-    if (close(fd) != 0 && status == CT_OK)
-        status = ct_error(CT_ERR_IO, "ct_save: '%s': closing the temporary file failed: %s; the file "
-                          "was not changed", path, strerror_r(errno, reason, sizeof reason));
-    if (status == CT_OK && rename(temp, target.path) != 0)
-        status = ct_error(CT_ERR_IO, "ct_save: cannot replace '%s': %s; the file was not changed", path,
-                          strerror_r(errno, reason, sizeof reason));
-    if (status != CT_OK) unlink(temp);
-    else status = sync_directory(path, target.directory);
-    free(temp);
-    ct_io_save_target_free(&target);
-    return status;
+    ct_status status = ct_io_atomic_write(&file, length, sizeof length);
+    if (status == CT_OK) status = ct_io_atomic_write(&file, header->data, header->length);
+    for (int64_t k = 0; k < count && status == CT_OK; k++) status = write_tensor(&file, order[k]);
+    if (status != CT_OK) {
+        ct_io_atomic_abandon(&file);
+        return status;
+    }
+    return ct_io_atomic_commit(&file);
 }
 
 ct_status ct_save_check_path(const char *path)

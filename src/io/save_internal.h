@@ -33,4 +33,22 @@ int ct_io_save_temporary_create(const ct_io_save_target *t, char **temp_path);
  * save in progress and is left, with a warning once it is an hour old. path: for the messages. */
 void ct_io_save_remove_stale_temporaries(const ct_io_save_target *t, const char *path);
 
+/* A file written whole or not at all (atomic_file.c): open checks the target and creates the
+ * temporary file; write appends (failing as ct_io_fail_write_after_for_testing asks); commit syncs
+ * it and renames it over the target; abandon removes it. After a failed open, write or commit the
+ * target is as it was; a failed write still needs abandon. Messages begin "ct_save:". */
+typedef struct ct_io_atomic_file {
+    ct_io_save_target target;
+    char *temp;
+    int fd;
+    const char *path; /* as given, for messages */
+    size_t written, limit;
+} ct_io_atomic_file;
+ct_status ct_io_atomic_open(const char *path, ct_io_atomic_file *f);
+/* CT_ERR_IO naming the limit when a file of size bytes would pass ulimit -f. */
+ct_status ct_io_atomic_check_size(const ct_io_atomic_file *f, uint64_t size);
+ct_status ct_io_atomic_write(ct_io_atomic_file *f, const void *data, size_t n);
+ct_status ct_io_atomic_commit(ct_io_atomic_file *f);
+void ct_io_atomic_abandon(ct_io_atomic_file *f);
+
 #endif

@@ -12,7 +12,7 @@
 typedef struct causal_attention {
     int64_t embed, heads;
     double dropout;
-    ct_module *c_attn, *c_proj, *resid_dropout; /* borrowed from the module's children */
+    ct_module *c_attn, *c_proj, *resid_dropout; /* borrowed children, set when made (the forward finds them by name) */
 } causal_attention;
 
 /* [B, T, C] -> [B, H, T, C / H], a view. */
@@ -38,7 +38,10 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
      * every intermediate is released here. */
     ct_tensor *parts[3] = {NULL, NULL, NULL}, *heads[3] = {NULL, NULL, NULL};
     int count = 0;
-    ct_tensor *qkv = ct_module_forward(a->c_attn, x);
+    /* the children by name, not a->c_attn: DataParallel's replicas share data, not children */
+    ct_module *c_attn = ct_module_child(self, "c_attn"), *c_proj = ct_module_child(self, "c_proj");
+    ct_module *resid_dropout = ct_module_child(self, "resid_dropout");
+    ct_tensor *qkv = ct_module_forward(c_attn, x);
     ct_tensor *out = NULL;
     if (qkv && ct_split(qkv, a->embed, 2, parts, 3, &count) == CT_OK && count == 3) {
         for (int i = 0; i < 3; i++) heads[i] = split_heads(parts[i], a);
@@ -49,8 +52,8 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
         ct_tensor *joined = y ? ct_transpose(y, 1, 2) : NULL;
         int64_t shape[3] = {x->shape[0], x->shape[1], a->embed};
         ct_tensor *flat = joined ? ct_reshape(joined, shape, 3) : NULL;
-        ct_tensor *projected = flat ? ct_module_forward(a->c_proj, flat) : NULL;
-        out = projected ? ct_module_forward(a->resid_dropout, projected) : NULL;
+        ct_tensor *projected = flat ? ct_module_forward(c_proj, flat) : NULL;
+        out = projected ? ct_module_forward(resid_dropout, projected) : NULL;
         ct_release(y);
         ct_release(joined);
         ct_release(flat);

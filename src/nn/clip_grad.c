@@ -84,3 +84,15 @@ ct_status ct_clip_grad_norm_(ct_tensor *const *params, int64_t count, double max
     if (status == CT_OK && total_norm) *total_norm = total;
     return status;
 }
+
+ct_status ct_clip_grad_norm_module(const ct_module *module, double max_norm, double norm_type, double *total_norm)
+{
+    const char *function = "ct_clip_grad_norm_module";
+    if (total_norm) *total_norm = 0.0;
+    if (!module) return null_argument(function, "module");
+    ct_named_tensors *list = ct_module_named_parameters(module);
+    if (!list) return ct_last_error();
+    ct_status status = ct_clip_grad_norm_(list->tensors, list->count, max_norm, norm_type, total_norm);
+    ct_named_tensors_free(list);
+    return status;
+}

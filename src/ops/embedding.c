@@ -6,6 +6,7 @@
  * with no atomics, so the sums are the same bits run to run and on every device, in O(N C + V C)
  * work. The row at padding_idx gets no gradient. */
 #include "backend/backend.h"
+#include "device/capture.h"
 #include "ops/ops_autograd.h"
 
 static const char *const FN = "ct_embedding";
@@ -130,7 +131,9 @@ static ct_status gather_rows(ct_tensor *out, const ct_tensor *weight, const ct_t
     ct_status status = ct_backend_work_shape(device, &shape);
     if (status != CT_OK) return status;
     int64_t lo = 0, hi = 0, v = weight->shape[0], c = weight->shape[1];
-    status = ct_index_value_range(FN, flat, &lo, &hi);
+    /* A graph capture cannot wait for the values: the kernel then gives NaN rows for indices out
+     * of range (as cross-entropy's NaN loss) and reads nothing out of bounds. */
+    if (!ct_capture_joined(device)) status = ct_index_value_range(FN, flat, &lo, &hi);
     if (status != CT_OK) return status;
     if (lo < 0 || hi >= v)
         return ct_error(CT_ERR_INDEX, "%s: index %lld is out of range for weight with %lld rows "
@@ -142,6 +145,7 @@ static ct_status gather_rows(ct_tensor *out, const ct_tensor *weight, const ct_t
     p.l[0] = (long)c;
     p.l[1] = (long)weight->strides[0];
     p.l[2] = (long)weight->strides[1];
+    p.l[3] = (long)v;
     ct_tensor *operands[4] = {out, (ct_tensor *)weight, (ct_tensor *)flat, NULL};
     void *buffers[CT_KERNEL_MAX_BUFFERS] = {NULL};
     for (int i = 0; i < 3; i++) {

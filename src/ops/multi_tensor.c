@@ -109,8 +109,8 @@ static double combine(double total, double part, int mode)
     return part > total || isnan(part) || isnan(total) ? (isnan(total) ? total : part) : total;
 }
 
-/* The partials of the tensors of one device and dtype (list[0..n)), in one new buffer of their
- * dtype: a launch per 8 tensors. */
+/* The partials of the tensors of one device and dtype (list[0..n)), in one new float64 buffer (the
+ * squares of float32 values near 1e30 overflow float32): a launch per 8 tensors. */
 static ct_tensor *partial_sums(ct_tensor *const *list, int64_t n, int mode, double power)
 {
     static const ct_kernel_id kernels[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(multi_power_sum);
@@ -122,7 +122,7 @@ static ct_tensor *partial_sums(ct_tensor *const *list, int64_t n, int mode, doub
                              ct_dtype_name(first->dtype));
     int64_t items = 0;
     for (int64_t i = 0; i < n; i++) items += (ct_numel(list[i]) + CT_MULTI_SUM_ITEM - 1) / CT_MULTI_SUM_ITEM;
-    ct_tensor *partials = ct_empty(&items, 1, first->dtype, first->storage->device);
+    ct_tensor *partials = ct_empty(&items, 1, CT_F64, first->storage->device);
     if (!partials) return NULL;
     void *buffers[CT_KERNEL_WIDE_BUFFERS] = {0};
     ct_status status = CT_OK;

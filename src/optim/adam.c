@@ -30,40 +30,6 @@ ct_status ct_adam_check_options(const char *function, const ct_adam_options *o)
     return CT_OK;
 }
 
-static ct_optimizer *with_options(ct_optimizer *o, const ct_adam_options *options)
-{
-    if (o) o->adam = *options;
-    return o;
-}
-
-ct_optimizer *ct_optim_adam(const ct_module *module, const ct_adam_options *options)
-{
-    const char *function = "ct_optim_adam";
-    if (ct_adam_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new_for_module(function, CT_OPTIM_ADAM, module), options);
-}
-
-ct_optimizer *ct_optim_adamw(const ct_module *module, const ct_adam_options *options)
-{
-    const char *function = "ct_optim_adamw";
-    if (ct_adam_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new_for_module(function, CT_OPTIM_ADAMW, module), options);
-}
-
-ct_optimizer *ct_optim_adam_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options)
-{
-    const char *function = "ct_optim_adam_params";
-    if (ct_adam_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new(function, CT_OPTIM_ADAM, params, count), options);
-}
-
-ct_optimizer *ct_optim_adamw_params(ct_tensor *const *params, int64_t count, const ct_adam_options *options)
-{
-    const char *function = "ct_optim_adamw_params";
-    if (ct_adam_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new(function, CT_OPTIM_ADAMW, params, count), options);
-}
-
 ct_status ct_adam_state(const ct_optimizer *o, ct_param_state *ps)
 {
     ct_tensor *param = ps->param;
@@ -84,7 +50,7 @@ ct_status ct_adam_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, 
 {
     static const ct_kernel_id moments[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_moments);
     static const ct_kernel_id update[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(adam_update);
-    const ct_adam_options *opt = &o->adam;
+    const ct_adam_options *opt = ct_optim_adam_of(o, ps);
     ct_status status = ct_adam_state(o, ps);
     if (status != CT_OK) return status;
     bool decoupled = o->kind == CT_OPTIM_ADAMW;

@@ -1,4 +1,5 @@
 /* The gradient scaler (torch.amp.GradScaler): loss scaling for float16 training. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -26,9 +27,9 @@ ct_grad_scaler_options ct_grad_scaler_options_default(void)
 ct_grad_scaler *ct_grad_scaler_new(const ct_grad_scaler_options *options)
 {
     ct_grad_scaler_options o = options ? *options : ct_grad_scaler_options_default();
-    if (!(o.init_scale > 0) || !isfinite(o.init_scale))
+    if (!(o.init_scale >= CT_GRAD_SCALER_MIN_SCALE && o.init_scale <= FLT_MAX))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_grad_scaler_new: init_scale %g must be "
-                             "positive and finite (PyTorch's default is 65536)", o.init_scale);
+                             "a normal float32 from FLT_MIN to FLT_MAX (PyTorch's default is 65536)", o.init_scale);
     if (!(o.growth_factor > 1) || !isfinite(o.growth_factor))
         return ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_grad_scaler_new: growth_factor %g must be "
                              "finite and above 1 (the default is 2)", o.growth_factor);
@@ -159,11 +160,15 @@ ct_status ct_grad_scaler_update(ct_grad_scaler *scaler)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_grad_scaler_update: no step was unscaled since "
                         "the last update (call ct_grad_scaler_step or ct_grad_scaler_unscale_ first)");
     if (scaler->found_inf) {
-        scaler->scale *= scaler->options.backoff_factor;
+        /* floored at FLT_MIN: the scale stays a normal float32 (as PyTorch's float32 scale tensor
+         * holds it) whose inverse is finite, where halving on would reach 0 and an infinite
+         * inverse */
+        double backed_off = scaler->scale * scaler->options.backoff_factor;
+        scaler->scale = backed_off > CT_GRAD_SCALER_MIN_SCALE ? backed_off : CT_GRAD_SCALER_MIN_SCALE;
         scaler->growth_tracker = 0;
     } else if (++scaler->growth_tracker == scaler->options.growth_interval) {
         double grown = scaler->scale * scaler->options.growth_factor;
-        if (isfinite(grown)) scaler->scale = grown; /* as PyTorch: the scale never becomes inf */
+        if (grown <= FLT_MAX) scaler->scale = grown; /* as PyTorch: the float32 scale never becomes inf */
         scaler->growth_tracker = 0;
     }
     scaler->stage = READY;
@@ -191,12 +196,12 @@ ct_status ct_grad_scaler_state(const ct_grad_scaler *scaler, double *scale, int6
 ct_status ct_grad_scaler_load_state(ct_grad_scaler *scaler, double scale, int64_t growth_tracker)
 {
     if (!scaler) return ct_null_argument("ct_grad_scaler_load_state", "scaler"), ct_last_error();
-    if (!(scale > 0) || !isfinite(scale) || growth_tracker < 0 ||
+    if (!(scale >= CT_GRAD_SCALER_MIN_SCALE && scale <= FLT_MAX) || growth_tracker < 0 ||
         growth_tracker >= scaler->options.growth_interval)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_grad_scaler_load_state: scale %g and growth "
-                        "tracker %lld: the scale must be positive and finite, the tracker from 0 to "
-                        "growth_interval - 1 (%lld)", scale, (long long)growth_tracker,
-                        (long long)(scaler->options.growth_interval - 1));
+                        "tracker %lld: the scale must be from FLT_MIN (%g) to FLT_MAX (a normal float32), "
+                        "the tracker from 0 to growth_interval - 1 (%lld)", scale, (long long)growth_tracker,
+                        (double)CT_GRAD_SCALER_MIN_SCALE, (long long)(scaler->options.growth_interval - 1));
     scaler->scale = scale;
     scaler->growth_tracker = growth_tracker;
     return CT_OK;

@@ -7,78 +7,38 @@
 #include "optim/optimizer_internal.h"
 #include "tensor/tensor_internal.h"
 
-static const char *const sgd_state[] = {"momentum_buffer"};
-static const char *const adam_state[] = {"exp_avg", "exp_avg_sq"};
+/* The state tensors of each kind, by slot. */
+static const char *const state_names[][CT_OPTIM_MAX_STATE] = {
+    [CT_OPTIM_SGD] = {"momentum_buffer"},
+    [CT_OPTIM_ADAM] = {"exp_avg", "exp_avg_sq"},
+    [CT_OPTIM_ADAMW] = {"exp_avg", "exp_avg_sq"},
+    [CT_OPTIM_RMSPROP] = {"square_avg", "momentum_buffer", "grad_avg"},
+    [CT_OPTIM_ADAGRAD] = {"sum"},
+};
 
-int ct_optim_state_count(const ct_optimizer *o) { return o->kind == CT_OPTIM_SGD ? 1 : 2; }
-
-const char *ct_optim_state_name(const ct_optimizer *o, int slot)
+int ct_optim_state_count(const ct_optimizer *o)
 {
-    return o->kind == CT_OPTIM_SGD ? sgd_state[slot] : adam_state[slot];
+    int n = 0;
+    while (n < CT_OPTIM_MAX_STATE && state_names[o->kind][n]) n++;
+    return n;
 }
 
-ct_optimizer *ct_optimizer_new(const char *function, ct_optim_kind kind, ct_tensor *const *params,
-                               int64_t count)
-{
-    if (count < 0)
-        return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: count is %lld; it must not be negative",
-                             function, (long long)count);
-    if (count > 0 && !params) return ct_null_argument(function, "params");
-    for (int64_t i = 0; i < count; i++) {
-        const ct_tensor *t = params[i];
-        if (!t) return ct_null_argument(function, "params[i]");
-        if (!ct_dtype_is_floating(t->dtype))
-            return ct_error_null(CT_ERR_DTYPE, "%s: params[%lld] is %s; an optimizer updates "
-                                 "floating tensors (float32, float64, float16, bfloat16)", function, (long long)i, ct_dtype_name(t->dtype));
-        if (!ct_is_leaf(t))
-            return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] was made by %s; an "
-                                 "optimizer can only optimize leaf tensors", function, (long long)i,
-                                 ct_grad_fn_name(t));
-        for (int64_t j = 0; j < i; j++)
-            if (params[j] == t)
-                return ct_error_null(CT_ERR_INVALID_ARGUMENT, "%s: params[%lld] and params[%lld] are "
-                                     "the same tensor; a parameter may appear once", function,
-                                     (long long)j, (long long)i);
-    }
-    ct_optimizer *o = calloc(1, sizeof *o);
-    ct_param_state *states = calloc(count > 0 ? (size_t)count : 1, sizeof *states);
-    if (!o || !states) {
-        free(o);
-        free(states);
-        return ct_error_null(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", function);
-    }
-    o->kind = kind;
-    o->count = count;
-    o->params = states;
-    for (int64_t i = 0; i < count; i++) {
-        ct_requires_grad_(params[i], true);
-        atomic_fetch_add(&params[i]->refcount, 1);
-        states[i].param = params[i];
-    }
-    return o;
-}
-
-ct_optimizer *ct_optimizer_new_for_module(const char *function, ct_optim_kind kind, const ct_module *m)
-{
-    if (!m) return ct_null_argument(function, "module");
-    ct_named_tensors *list = ct_module_named_parameters(m);
-    if (!list) return NULL;
-    ct_optimizer *o = ct_optimizer_new(function, kind, list->tensors, list->count);
-    ct_named_tensors_free(list);
-    return o;
-}
+const char *ct_optim_state_name(const ct_optimizer *o, int slot) { return state_names[o->kind][slot]; }
 
 void ct_optimizer_free(ct_optimizer *o)
 {
     if (!o) return;
+    if (--o->refcount > 0) return; /* a scheduler still steers it (lr_scheduler.c) */
     ct_api_enter(); /* the optimizer's references were never in a scope */
     for (int64_t i = 0; i < o->count; i++) {
         ct_release(o->params[i].param);
         for (int k = 0; k < CT_OPTIM_MAX_STATE; k++) ct_release(o->params[i].state[k]);
         ct_release(o->params[i].record);
+        ct_replay_counter_release(o->params[i].replays);
     }
     ct_api_return(NULL);
     free(o->params);
+    free(o->groups);
     free(o);
 }
 
@@ -104,9 +64,21 @@ ct_status ct_optim_state_follow_param(ct_param_state *ps)
     return CT_OK;
 }
 
+ct_status ct_optim_count_step(const ct_optimizer *o, ct_param_state *ps)
+{
+    ct_device device = ps->param->storage->device;
+    if (o->kind != CT_OPTIM_SGD || !ct_capture_joined(device)) {
+        ps->step++;
+        return CT_OK;
+    }
+    /* recorded, not run: each replay takes the step (a capturable Adam counts on the device) */
+    if (!ps->replays && !(ps->replays = ct_replay_counter_new())) return ct_last_error();
+    return ct_capture_count_replays(device, ps->replays);
+}
+
 ct_status ct_param_steps(const ct_param_state *ps, int64_t *steps)
 {
-    *steps = ps->step;
+    *steps = ps->step + (ps->replays ? atomic_load(&ps->replays->count) : 0);
     if (!ps->record) return CT_OK;
     double record[3];
     ct_status status = ct_tensor_to_array(ps->record, record, sizeof record);
@@ -182,7 +154,12 @@ static ct_status step_one(ct_optimizer *o, int64_t index)
     ct_tensor *work, *g;
     ct_status status = ct_optim_prepare(o, index, &work, &g);
     if (status != CT_OK || !g) return status;
-    status = o->kind == CT_OPTIM_SGD ? ct_sgd_update(o, ps, work, g) : ct_adam_update(o, ps, work, g);
+    switch (o->kind) {
+    case CT_OPTIM_SGD: status = ct_sgd_update(o, ps, work, g); break;
+    case CT_OPTIM_RMSPROP: status = ct_rmsprop_update(o, ps, work, g); break;
+    case CT_OPTIM_ADAGRAD: status = ct_adagrad_update(o, ps, work, g); break;
+    default: status = ct_adam_update(o, ps, work, g); break;
+    }
     if (status == CT_OK && work != ps->param) status = ct_copy_(ps->param, work);
     ct_release(g);
     ct_release(work);
@@ -193,7 +170,7 @@ ct_status ct_optimizer_step_all(ct_optimizer *o)
 {
     /* a capturable Adam's records go through the multi-tensor kernels only (a parameter a launch
      * when not fused) */
-    if (!o->per_parameter || ct_optim_capturable(o)) return ct_optimizer_step_fused(o);
+    if (ct_optim_fusable(o) && (!o->per_parameter || ct_optim_capturable(o))) return ct_optimizer_step_fused(o);
     ct_status status = CT_OK;
     for (int64_t i = 0; status == CT_OK && i < o->count; i++) status = step_one(o, i);
     return status;
@@ -208,9 +185,15 @@ static ct_status refuse_capture(const ct_optimizer *o)
         const ct_param_state *ps = &o->params[i];
         ct_device device = ct_tensor_device(ps->param);
         if (!ct_capture_joined(device)) continue;
-        const char *name = o->kind == CT_OPTIM_SGD    ? "ct_optimizer_step (SGD's first step)"
-                           : o->kind == CT_OPTIM_ADAM ? "ct_optimizer_step (Adam)"
-                                                      : "ct_optimizer_step (AdamW)";
+        const char *name = o->kind == CT_OPTIM_SGD       ? "ct_optimizer_step (SGD's first step)"
+                           : o->kind == CT_OPTIM_ADAM    ? "ct_optimizer_step (Adam)"
+                           : o->kind == CT_OPTIM_ADAMW   ? "ct_optimizer_step (AdamW)"
+                           : o->kind == CT_OPTIM_RMSPROP ? "ct_optimizer_step (RMSprop)"
+                                                         : "ct_optimizer_step (Adagrad)";
+        if (!ct_optim_fusable(o))
+            return ct_capture_refuse(device, true, name,
+                                     "makes its state at a parameter's first step and counts its steps on "
+                                     "the host (step it outside the graph)");
         if (o->kind != CT_OPTIM_SGD && !ct_optim_capturable(o))
             return ct_capture_refuse(device, true, name,
                                      "computes its bias correction on the host from the step count, "
@@ -221,7 +204,7 @@ static ct_status refuse_capture(const ct_optimizer *o)
                                      "makes its state (zero moments, the step count on the device) at "
                                      "a parameter's first step, which every replay would redo (take a "
                                      "step before capturing)");
-        if (o->kind == CT_OPTIM_SGD && o->sgd.momentum != 0 && !ps->state[0])
+        if (o->kind == CT_OPTIM_SGD && ct_optim_sgd_of(o, ps)->momentum != 0 && !ps->state[0])
             return ct_capture_refuse(device, true, name,
                                      "sets the momentum buffer to the gradient where later steps "
                                      "blend it in (take a step before capturing)");
@@ -254,7 +237,8 @@ void ct_optimizer_zero_grad(ct_optimizer *o)
 const char *ct_optimizer_kind(const ct_optimizer *o)
 {
     if (!o) return ct_null_argument("ct_optimizer_kind", "optimizer");
-    return o->kind == CT_OPTIM_SGD ? "SGD" : o->kind == CT_OPTIM_ADAM ? "Adam" : "AdamW";
+    static const char *const names[] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad"};
+    return names[o->kind];
 }
 
 int64_t ct_optimizer_param_count(const ct_optimizer *o)
@@ -273,23 +257,6 @@ ct_tensor *ct_optimizer_param(const ct_optimizer *o, int64_t index)
                                            (long long)index, (long long)o->count));
     atomic_fetch_add(&o->params[index].param->refcount, 1);
     return ct_api_return(o->params[index].param);
-}
-
-double ct_optimizer_lr(const ct_optimizer *o)
-{
-    if (!o) return ct_null_argument("ct_optimizer_lr", "optimizer"), 0.0;
-    return o->kind == CT_OPTIM_SGD ? o->sgd.lr : o->adam.lr;
-}
-
-ct_status ct_optimizer_set_lr(ct_optimizer *o, double lr)
-{
-    if (!o) return ct_null_argument("ct_optimizer_set_lr", "optimizer"), ct_last_error();
-    if (!(lr >= 0.0)) return ct_error(CT_ERR_INVALID_ARGUMENT, "ct_optimizer_set_lr: Invalid learning rate: %g", lr);
-    if (o->kind == CT_OPTIM_SGD)
-        o->sgd.lr = lr;
-    else
-        o->adam.lr = lr;
-    return CT_OK;
 }
 
 int64_t ct_optimizer_steps(const ct_optimizer *o)

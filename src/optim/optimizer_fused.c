@@ -35,11 +35,11 @@ ct_status ct_optimizer_set_fused(ct_optimizer *o, bool fused)
     return CT_OK;
 }
 
-/* Entries that may share a launch: one device, dtype, and the same scalars and flags. */
+/* Entries that may share a launch: one device, dtype, parameter group (the same scalars) and flags. */
 static bool same_group(const ct_optimizer *o, const fused_entry *a, const fused_entry *b)
 {
     if (!ct_device_equal(a->work->storage->device, b->work->storage->device) ||
-        a->work->dtype != b->work->dtype)
+        a->work->dtype != b->work->dtype || a->ps->group != b->ps->group)
         return false;
     if (o->kind == CT_OPTIM_SGD) return a->first == b->first;
     /* Adam's bias correction is per step count: the host's, or each record's own */
@@ -67,7 +67,7 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
     static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_sgd_step);
     static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_sgd_momentum_step);
-    const ct_sgd_options *opt = &o->sgd;
+    const ct_sgd_options *opt = ct_optim_sgd_of(o, group[0]->ps);
     ct_dtype dtype = group[0]->work->dtype;
     long flags = opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0;
     ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
@@ -100,7 +100,7 @@ static ct_status sgd_group(ct_optimizer *o, fused_entry *const *group, int count
 static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int count)
 {
     static const ct_kernel_id step[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(multi_adam_step);
-    const ct_adam_options *opt = &o->adam;
+    const ct_adam_options *opt = ct_optim_adam_of(o, group[0]->ps);
     ct_dtype dtype = group[0]->work->dtype;
     ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
     for (int t = 0; t < count; t++) {
@@ -120,21 +120,24 @@ static ct_status adam_group(ct_optimizer *o, fused_entry *const *group, int coun
     return multi_launch(o, step[dtype], operands, count, ct_optim_capturable(o) ? 5 : 4, s, more, flags);
 }
 
-/* A capturable step's records advanced to the step about to be taken, 8 a launch per device
- * (multi_adam_advance), before any parameter of the step reads them. */
+/* A capturable step's records advanced to the step about to be taken, 8 a launch per device and
+ * parameter group (multi_adam_advance, with the group's lr and betas), before any parameter of the
+ * step reads them. */
 static ct_status advance_records(ct_optimizer *o, fused_entry *entries, int64_t count)
 {
     bool *advanced = calloc(count > 0 ? (size_t)count : 1, sizeof *advanced);
     if (!advanced) return ct_error(CT_ERR_OUT_OF_MEMORY, "ct_optimizer_step: no host memory");
     int most = o->per_parameter ? 1 : CT_MULTI_MAX_TENSORS;
-    double s[4] = {o->adam.lr, o->adam.beta1, o->adam.beta2, 0.0};
     ct_status status = CT_OK;
     for (int64_t i = 0; status == CT_OK && i < count; i++) {
         if (advanced[i]) continue;
+        const ct_adam_options *opt = ct_optim_adam_of(o, entries[i].ps);
+        double s[4] = {opt->lr, opt->beta1, opt->beta2, 0.0};
         ct_tensor *operands[CT_MULTI_MAX_TENSORS][CT_MULTI_MAX_ROLES] = {{0}};
         int size = 0;
         for (int64_t j = i; j < count && size < most; j++)
-            if (!advanced[j] && ct_device_equal(entries[i].work->storage->device, entries[j].work->storage->device)) {
+            if (!advanced[j] && entries[i].ps->group == entries[j].ps->group &&
+                ct_device_equal(entries[i].work->storage->device, entries[j].work->storage->device)) {
                 operands[size++][0] = entries[j].ps->record;
                 advanced[j] = true;
             }
@@ -167,7 +170,8 @@ static ct_status run_groups(ct_optimizer *o, fused_entry *entries, int64_t count
         if (status != CT_OK) return status;
         for (int k = 0; k < size; k++) {
             group[k]->done = true;
-            group[k]->ps->step++;
+            status = ct_optim_count_step(o, group[k]->ps);
+            if (status != CT_OK) return status;
         }
     }
     return CT_OK;
@@ -185,7 +189,7 @@ ct_status ct_optimizer_step_fused(ct_optimizer *o)
         status = ct_optim_prepare(o, i, &e->work, &e->grad);
         if (status != CT_OK || !e->grad) continue;
         e->ps = &o->params[i];
-        e->first = o->kind == CT_OPTIM_SGD && o->sgd.momentum != 0.0 && !e->ps->state[0];
+        e->first = o->kind == CT_OPTIM_SGD && ct_optim_sgd_of(o, e->ps)->momentum != 0.0 && !e->ps->state[0];
         count++;
     }
     if (status == CT_OK) status = run_groups(o, entries, count);

@@ -26,7 +26,8 @@ ct_status ct_optimizer_step_unscaled(ct_optimizer *o, double inv_scale, bool *fo
     ct_status status = ct_multi_tensor_power_sum(grads, n, CT_MULTI_SUM_TIMES_ZERO, inv_scale, &check);
     *found_inf = status == CT_OK && isnan(check);
     if (status == CT_OK && !*found_inf) {
-        if (o->per_parameter && inv_scale != 1.0) /* the tests' reference: unscaled first */
+        /* the tests' reference, and the optimizers without multi-tensor kernels: unscaled first */
+        if ((o->per_parameter || !ct_optim_fusable(o)) && inv_scale != 1.0)
             status = ct_multi_tensor_scale_(grads, n, inv_scale, NULL);
         else if (inv_scale != 1.0)
             o->unscale = inv_scale;

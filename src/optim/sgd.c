@@ -24,32 +24,12 @@ ct_status ct_sgd_check_options(const char *function, const ct_sgd_options *o)
     return CT_OK;
 }
 
-static ct_optimizer *with_options(ct_optimizer *o, const ct_sgd_options *options)
-{
-    if (o) o->sgd = *options;
-    return o;
-}
-
-ct_optimizer *ct_optim_sgd(const ct_module *module, const ct_sgd_options *options)
-{
-    const char *function = "ct_optim_sgd";
-    if (ct_sgd_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new_for_module(function, CT_OPTIM_SGD, module), options);
-}
-
-ct_optimizer *ct_optim_sgd_params(ct_tensor *const *params, int64_t count, const ct_sgd_options *options)
-{
-    const char *function = "ct_optim_sgd_params";
-    if (ct_sgd_check_options(function, options) != CT_OK) return NULL;
-    return with_options(ct_optimizer_new(function, CT_OPTIM_SGD, params, count), options);
-}
-
 ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, ct_tensor *grad)
 {
     static const ct_kernel_id plain[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sgd_step);
     static const ct_kernel_id with_momentum[CT_DTYPE_COUNT] =
         CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(sgd_momentum_step);
-    const ct_sgd_options *opt = &o->sgd;
+    const ct_sgd_options *opt = ct_optim_sgd_of(o, ps);
     long flags = opt->weight_decay != 0.0 ? CT_OPTIM_FLAG_WEIGHT_DECAY : 0;
     ct_status status;
     if (opt->momentum == 0.0) {
@@ -67,6 +47,6 @@ ct_status ct_sgd_update(ct_optimizer *o, ct_param_state *ps, ct_tensor *param, c
         status = ct_optim_launch(with_momentum[param->dtype], (ct_tensor *[]){param, grad, ps->state[0]},
                                  3, s, flags);
     }
-    if (status == CT_OK) ps->step++;
+    if (status == CT_OK) status = ct_optim_count_step(o, ps);
     return status;
 }

@@ -379,11 +379,24 @@ static void modules_and_optimizers(void **state)
     ct_sgd_options sgd = ct_sgd_options_default(0.1);
     ct_adam_options adam = ct_adam_options_default(0.1);
     expect_null(ct_optim_sgd(NULL, &sgd));
-    expect_null(ct_optim_sgd(m, NULL));
     expect_null(ct_optim_adam(NULL, &adam));
-    expect_null(ct_optim_adam(m, NULL));
     expect_null(ct_optim_adamw(NULL, &adam));
-    expect_null(ct_optim_adamw(m, NULL));
+    /* NULL options are the defaults (not a NULL argument) */
+    ct_optimizer_free(ct_optim_sgd(m, NULL));
+    ct_optimizer_free(ct_optim_adam(m, NULL));
+    ct_optimizer_free(ct_optim_adamw(m, NULL));
+    expect_null(ct_optim_rmsprop(NULL, NULL));
+    expect_null(ct_optim_adagrad(NULL, NULL));
+    expect_null(ct_optim_rmsprop_params(NULL, 1, NULL));
+    expect_null(ct_optim_adagrad_params(NULL, 1, NULL));
+    expect_null(ct_optim_rmsprop_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adagrad_groups(NULL, 1, NULL));
+    expect_null(ct_optim_sgd_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adam_groups(NULL, 1, NULL));
+    expect_null(ct_optim_adamw_groups(NULL, 1, NULL));
+    expect_recorded(ct_optimizer_group_count(NULL));
+    expect_recorded(ct_optimizer_group_lr(NULL, 0));
+    expect_status(ct_optimizer_set_group_lr(NULL, 0, 0.1));
     expect_null(ct_optim_sgd_params(NULL, 1, &sgd));
     expect_null(ct_optim_adam_params(NULL, 1, &adam));
     expect_null(ct_optim_adamw_params(NULL, 1, &adam));
@@ -408,6 +421,8 @@ static void modules_and_optimizers(void **state)
     ct_lr_scheduler *scheduler = NULL;
     optimizer = ct_optim_sgd(m, &sgd);
     expect_status(ct_lr_scheduler_step_lr(NULL, 1, 0.1, &scheduler));
+    expect_status(ct_lr_scheduler_warmup_cosine(NULL, 1, 2, 0.1, &scheduler));
+    expect_status(ct_lr_scheduler_warmup_cosine(optimizer, 1, 2, 0.1, NULL));
     expect_status(ct_lr_scheduler_step_lr(optimizer, 1, 0.1, NULL));
     expect_status(ct_lr_scheduler_cosine_annealing(NULL, 1, 0.0, &scheduler));
     expect_status(ct_lr_scheduler_cosine_annealing(optimizer, 1, 0.0, NULL));
@@ -494,6 +509,37 @@ static void data_streams_and_distributed(void **state)
 }
 
 /* NULL-safe release functions do nothing and record nothing. */
+/* include/ctorch/models.h */
+static void models(void **state)
+{
+    (void)state;
+    ct_gpt_config config = {.vocab_size = 8, .padded_vocab_size = 8, .block_size = 4, .n_layer = 1, .n_head = 1,
+                            .n_embd = 4, .dropout = 0.0, .bias = true};
+    ct_module *gpt = ct_gpt(&config);
+    assert_non_null(gpt);
+    ct_tensor *idx = ct_zeros((const int64_t[]){1, 2}, 2, CT_I64, CT_DEVICE_CPU);
+    const int64_t prompt[1] = {1};
+    int64_t out[4];
+    ct_gpt_config back;
+    expect_status(ct_gpt_config_check(NULL));
+    expect_null(ct_gpt(NULL));
+    expect_status(ct_gpt_config_of(NULL, &back));
+    expect_status(ct_gpt_config_of(gpt, NULL));
+    expect_status(ct_gpt_forward(NULL, idx, NULL, NULL, NULL));
+    expect_status(ct_gpt_forward(gpt, NULL, NULL, NULL, NULL));
+    expect_status(ct_gpt_load_state_dict(NULL, NULL));
+    expect_status(ct_gpt_load_state_dict(gpt, NULL));
+    expect_null(ct_gpt_configure_optimizers(NULL, 1e-3, 0.1, 0.9, 0.95));
+    expect_status(ct_gpt_generate(NULL, prompt, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate(gpt, NULL, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate(gpt, prompt, 1, 2, 1.0, 0, 1, NULL));
+    expect_status(ct_gpt_generate_uncached(NULL, prompt, 1, 2, 1.0, 0, 1, out));
+    expect_status(ct_gpt_generate_uncached(gpt, NULL, 1, 2, 1.0, 0, 1, out));
+    ct_release(idx);
+    ct_module_release(gpt);
+    assert_no_failures();
+}
+
 static void releasing_null_does_nothing(void **state)
 {
     (void)state;
@@ -526,6 +572,7 @@ int main(void)
         cmocka_unit_test(state_dicts_and_files),
         cmocka_unit_test(modules_and_optimizers),
         cmocka_unit_test(data_streams_and_distributed),
+        cmocka_unit_test(models),
         cmocka_unit_test(releasing_null_does_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

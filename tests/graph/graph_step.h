@@ -194,9 +194,16 @@ static void step_check_replay_equals_eager_with(ct_device device, long launches_
 
     step_expect_same_parameters(&replayed, &eager);
     step_expect_same_bits(static_loss, eager_loss, "the last loss");
+    /* every replay counted a step: a capturable AdamW's on the device, SGD's on the host (issue 26) */
+    assert_int_equal(ct_optimizer_steps(replayed.optimizer), STEP_BATCHES);
+    ct_state_dict *saved = ct_optimizer_state_dict(replayed.optimizer); /* the checkpoint's count too */
+    ct_tensor *saved_step = ct_state_dict_get(saved, "state.0.step");
+    double saved_steps = 0;
+    assert_int_equal(ct_item(saved_step, &saved_steps), CT_OK);
+    assert_true(saved_steps == STEP_BATCHES);
+    ct_release(saved_step);
+    ct_state_dict_free(saved);
     if (kind == STEP_ADAMW_CAPTURABLE) {
-        /* the devices' step counts advanced by every replay */
-        assert_int_equal(ct_optimizer_steps(replayed.optimizer), STEP_BATCHES);
         /* the bits of an AdamW that is not capturable */
         step_model plain = step_model_new_with(device, STEP_ADAMW);
         for (int b = 0; b < STEP_BATCHES; b++) {

@@ -20,6 +20,7 @@ prefix=$work/prefix
 # The shipped data set and its attribution (ct_default_dataset_path finds them there).
 test -f "$prefix/share/ctorch/digits.csv.gz"
 test -f "$prefix/share/ctorch/README.md"
+test -f "$prefix/share/ctorch/tinyshakespeare.txt"
 
 # ---- the installed command, run from elsewhere, with no variable pointing anywhere ----
 mkdir "$work/elsewhere"

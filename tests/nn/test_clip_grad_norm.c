@@ -113,6 +113,103 @@ static void a_nan_gradient_gives_a_nan_total(void **state)
     ct_release(p);
 }
 
+/* float32 gradients near 1e30 (issue 26): their squares overflow float32, but the sums are taken
+ * in float64 on every device, so the total is finite and the gradients are scaled, not zeroed;
+ * on one device (the record, nothing read back) and spread over two (the host's sum). */
+static void huge_float32_gradients_are_clipped_not_zeroed(void **state)
+{
+    (void)state;
+    ct_device devices[3] = {CT_DEVICE_CPU, OPENCL0, {CT_OPENCL, 1}};
+    int count = 1 + (ct_device_count(CT_OPENCL) > 0) + (ct_device_count(CT_OPENCL) > 1);
+    for (int d = 0; d < count; d++)
+        for (int spread = 0; spread < 2; spread++) {
+            double a[A], b[B];
+            for (int i = 0; i < A; i++) a[i] = 1e30 * (i + 1);
+            for (int i = 0; i < B; i++) b[i] = -2e30;
+            ct_tensor *pa = param_with_grad(a, A, CT_F32, devices[d]);
+            ct_tensor *pb = param_with_grad(b, B, CT_F32, spread ? CT_DEVICE_CPU : devices[d]);
+            float fa[A], fb[B];
+            double fa64[A], fb64[B];
+            ct_tensor *ga = ct_grad(pa), *gb = ct_grad(pb);
+            values_of(ga, fa64, A);
+            values_of(gb, fb64, B);
+            for (int i = 0; i < A; i++) fa64[i] = (double)(float)fa64[i];
+            for (int i = 0; i < B; i++) fb64[i] = (double)(float)fb64[i];
+            double want = reference_norm(fa64, fb64, 2.0), total = 0.0;
+            ct_tensor *params[2] = {pa, pb};
+            if (spread && d == 0) { /* both on the CPU: one kind; "spread" then tests nothing new */
+                ct_release(ga), ct_release(gb), ct_release(pa), ct_release(pb);
+                continue;
+            }
+            assert_int_equal(ct_clip_grad_norm_(params, 2, 1.0, 2.0, &total), CT_OK);
+            if (!(fabs(total - want) <= 1e-6 * want)) fail_msg("device %d spread %d: total %g, want %g", d, spread, total, want);
+            double got[A];
+            values_of(ga, got, A);
+            for (int i = 0; i < A; i++) {
+                fa[i] = (float)got[i];
+                double expect = fa64[i] * (1.0 / (want + 1e-6));
+                if (!(fabs(fa[i] - expect) <= 1e-5 * fabs(expect)) || fa[i] == 0.0f)
+                    fail_msg("device %d spread %d: gradient %d is %g, want %g", d, spread, i, fa[i], expect);
+            }
+            values_of(gb, got, B);
+            for (int i = 0; i < B; i++) fb[i] = (float)got[i];
+            assert_true(fb[0] != 0.0f && fabs(fb[0] - fb64[0] / want) <= 1e-5 * fabs(fb64[0] / want));
+            ct_release(ga), ct_release(gb), ct_release(pa), ct_release(pb);
+        }
+}
+
+/* ct_clip_grad_norm_module: every parameter of a module, as clip_grad_norm_(model.parameters()),
+ * on the CPU and every OpenCL device. */
+static void a_module_is_clipped_whole(void **state)
+{
+    (void)state;
+    int devices = 1 + ct_device_count(CT_OPENCL);
+    for (int d = 0; d < devices; d++) {
+        ct_device device = d == 0 ? CT_DEVICE_CPU : (ct_device){CT_OPENCL, d - 1};
+        ct_manual_seed(3);
+        ct_module *m = ct_linear(4, 3, true);
+        assert_int_equal(ct_module_to(m, device), CT_OK);
+        ct_tensor *x = ct_full((int64_t[]){2, 4}, 2, 1.5, CT_F32, device);
+        ct_tensor *y = ct_module_forward(m, x);
+        ct_tensor *loss = ct_sum(y, NULL, 0, false);
+        assert_int_equal(ct_backward(loss), CT_OK);
+        ct_named_tensors *list = ct_module_named_parameters(m);
+        assert_int_equal(list->count, 2);
+        double before[16], total2 = 0.0;
+        int n = 0;
+        for (int64_t i = 0; i < list->count; i++) {
+            ct_tensor *g = ct_grad(list->tensors[i]);
+            int64_t k = ct_numel(g);
+            values_of(g, before + n, k);
+            for (int64_t j = 0; j < k; j++) total2 += before[n + j] * before[n + j];
+            n += (int)k;
+            ct_release(g);
+        }
+        double total = 0.0;
+        assert_int_equal(ct_clip_grad_norm_module(m, 0.5, 2.0, &total), CT_OK);
+        assert_true(fabs(total - sqrt(total2)) <= 1e-6 * sqrt(total2));
+        n = 0;
+        for (int64_t i = 0; i < list->count; i++) {
+            ct_tensor *g = ct_grad(list->tensors[i]);
+            double after[16];
+            int64_t k = ct_numel(g);
+            values_of(g, after, k);
+            for (int64_t j = 0; j < k; j++) {
+                double want = before[n + j] * (0.5 / (total + 1e-6));
+                if (!(fabs(after[j] - want) <= 1e-6 * (1.0 + fabs(want))))
+                    fail_msg("device %d: gradient %d is %g, want %g", d, n + (int)j, after[j], want);
+            }
+            n += (int)k;
+            ct_release(g);
+        }
+        ct_named_tensors_free(list);
+        ct_release(loss), ct_release(y), ct_release(x);
+        ct_module_free(m);
+    }
+    assert_int_equal(ct_clip_grad_norm_module(NULL, 1.0, 2.0, NULL), CT_ERR_NULL_ARGUMENT);
+    assert_error(CT_ERR_NULL_ARGUMENT, "module");
+}
+
 static void bad_arguments_are_refused(void **state)
 {
     (void)state;
@@ -278,6 +375,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_gradients_give_a_zero_total, push, pop),
         cmocka_unit_test_setup_teardown(a_nan_gradient_gives_a_nan_total, push, pop),
         cmocka_unit_test_setup_teardown(bad_arguments_are_refused, push, pop),
+        cmocka_unit_test_setup_teardown(huge_float32_gradients_are_clipped_not_zeroed, push, pop),
+        cmocka_unit_test_setup_teardown(a_module_is_clipped_whole, push, pop),
         cmocka_unit_test_setup_teardown(many_gradients_cost_a_launch_per_8_and_one_wait_per_device, push, pop),
         cmocka_unit_test_setup_teardown(clipping_on_one_device_waits_for_nothing_with_the_same_bits_everywhere,
                                         push, pop),

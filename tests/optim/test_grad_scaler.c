@@ -2,6 +2,7 @@
  * (scales are powers of 2); a step whose gradients hold inf or NaN is skipped and the scale backs
  * off; after growth_interval good steps the scale grows; unscaling 8 gradients takes two launches
  * and gives the bits of ct_mul_scalar; misuse and bad options are errors. */
+#include <float.h>
 #include <math.h>
 
 #include "support/devices.h"
@@ -125,6 +126,47 @@ static void overflowing_gradients_skip_the_step_and_back_off(void **state)
     ct_release(p);
 }
 
+/* Sustained overflow (issue 26): the scale backs off to CT_GRAD_SCALER_MIN_SCALE and stays,
+ * the steps (on both paths) go on being skipped without an error, and a loaded scale below it
+ * (5e-324) is refused. */
+static void the_scale_is_floored_under_sustained_overflow(void **state)
+{
+    (void)state;
+    ct_tensor *p = parameter();
+    ct_optimizer *opt = ct_optim_sgd_params(&p, 1, &(ct_sgd_options){.lr = 0.1});
+    ct_grad_scaler *scaler = ct_grad_scaler_new(NULL);
+    const float not_a_number[4] = {NAN, 1, 1, 1};
+    for (int k = 0; k < 200; k++) {
+        ct_tensor *loss = loss_of(p, not_a_number);
+        ct_tensor *big = ct_grad_scaler_scale(scaler, loss);
+        assert_non_null(big);
+        assert_int_equal(ct_backward(big), CT_OK);
+        if (k % 2) assert_int_equal(ct_grad_scaler_unscale_(scaler, opt), CT_OK);
+        bool stepped = true;
+        if (ct_grad_scaler_step(scaler, opt, &stepped) != CT_OK) fail_msg("step %d: %s", k, ct_last_error_message());
+        assert_false(stepped);
+        assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
+        ct_optimizer_zero_grad(opt);
+        ct_release(big), ct_release(loss);
+    }
+    assert_true(ct_grad_scaler_get_scale(scaler) == CT_GRAD_SCALER_MIN_SCALE);
+    assert_true(ct_grad_scaler_get_scale(scaler) == (double)FLT_MIN);
+    assert_int_equal(ct_grad_scaler_skipped_steps(scaler), 200);
+    assert_int_equal(ct_grad_scaler_load_state(scaler, 5e-324, 0), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "scale 4.94066e-324");
+    assert_int_equal(ct_grad_scaler_load_state(scaler, INFINITY, 0), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_grad_scaler_load_state(scaler, 1e300, 0), CT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ct_grad_scaler_load_state(scaler, NAN, 0), CT_ERR_INVALID_ARGUMENT);
+    assert_true(ct_grad_scaler_get_scale(scaler) == CT_GRAD_SCALER_MIN_SCALE); /* unchanged */
+    assert_int_equal(ct_grad_scaler_load_state(scaler, 8.0, 0), CT_OK);
+    assert_null(ct_grad_scaler_new(&(ct_grad_scaler_options){.init_scale = 1e-40, .growth_factor = 2,
+                                                             .backoff_factor = 0.5, .growth_interval = 1}));
+    assert_error(CT_ERR_INVALID_ARGUMENT, "init_scale 1e-40");
+    ct_grad_scaler_free(scaler);
+    ct_optimizer_free(opt);
+    ct_release(p);
+}
+
 static void misuse_and_bad_options_are_errors(void **state)
 {
     (void)state;
@@ -136,7 +178,7 @@ static void misuse_and_bad_options_are_errors(void **state)
     o = ct_grad_scaler_options_default();
     o.init_scale = INFINITY;
     assert_null(ct_grad_scaler_new(&o));
-    assert_error(CT_ERR_INVALID_ARGUMENT, "init_scale inf must be positive and finite");
+    assert_error(CT_ERR_INVALID_ARGUMENT, "init_scale inf must be a normal float32");
     o = ct_grad_scaler_options_default();
     o.growth_interval = 0;
     assert_null(ct_grad_scaler_new(&o));
@@ -159,7 +201,7 @@ static void misuse_and_bad_options_are_errors(void **state)
     assert_error(CT_ERR_INVALID_ARGUMENT, "call update after each step");
     assert_int_equal(ct_grad_scaler_update(scaler), CT_OK);
     assert_int_equal(ct_grad_scaler_load_state(scaler, -1, 0), CT_ERR_INVALID_ARGUMENT);
-    assert_error(CT_ERR_INVALID_ARGUMENT, "the scale must be positive and finite");
+    assert_error(CT_ERR_INVALID_ARGUMENT, "the scale must be from FLT_MIN");
     ct_release(big), ct_release(loss);
 
     /* disabled: scale 1, the loss itself, steps always taken */
@@ -227,6 +269,7 @@ int main(void)
         cmocka_unit_test(scaled_steps_equal_unscaled_steps),
         cmocka_unit_test(overflowing_gradients_skip_the_step_and_back_off),
         cmocka_unit_test(unscaling_takes_two_launches_for_eight_gradients),
+        cmocka_unit_test(the_scale_is_floored_under_sustained_overflow),
         cmocka_unit_test(misuse_and_bad_options_are_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * torch.optim.lr_scheduler's closed forms; the optimizer's rate follows get_last_lr; a count
  * restored with set_last_epoch continues with the same bits as one never stopped; bad arguments
  * and OneCycleLR's end are refused with PyTorch's messages. */
+#include <stdint.h>
 #include "nn/nn_test.h"
 
 #include <string.h>
@@ -155,6 +156,42 @@ static void a_restored_count_continues_with_the_same_rates(void **state)
     }
 }
 
+/* Issue 26: a count of INT64_MAX cannot advance (no signed overflow), and a cosine whose eta_min
+ * is near DBL_MAX computes its values without overflow (its factor in [0, 1] first). */
+static void huge_counts_and_values_stay_defined(void **state)
+{
+    (void)state;
+    ct_tensor *p;
+    ct_optimizer *o = optimizer_at(0.3, &p);
+    ct_lr_scheduler *s = NULL;
+    assert_int_equal(ct_lr_scheduler_step_lr(o, 2, 0.5, &s), CT_OK);
+    assert_int_equal(ct_lr_scheduler_set_last_epoch(s, INT64_MAX), CT_OK);
+    assert_int_equal(ct_lr_scheduler_step(s), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "the count of steps is 9223372036854775807");
+    assert_int_equal(ct_lr_scheduler_last_epoch(s), INT64_MAX);
+    ct_lr_scheduler_free(s);
+    assert_int_equal(ct_optimizer_set_lr(o, 0.3), CT_OK);
+    assert_int_equal(ct_lr_scheduler_cosine_annealing(o, 4, 1e308, &s), CT_OK);
+    for (int t = 1; t <= 4; t++) {
+        assert_int_equal(ct_lr_scheduler_step(s), CT_OK);
+        double lr = ct_optimizer_lr(o);
+        if (!(isfinite(lr) && lr >= 0.3 && lr <= 1e308)) fail_msg("step %d: lr %g", t, lr);
+    }
+    assert_true(ct_optimizer_lr(o) == 1e308);
+    ct_lr_scheduler_free(s);
+    /* StepLR growing past DBL_MAX: refused by name, the rate left as it was */
+    assert_int_equal(ct_optimizer_set_lr(o, 0.3), CT_OK);
+    assert_int_equal(ct_lr_scheduler_step_lr(o, 1, 1e300, &s), CT_OK);
+    assert_int_equal(ct_lr_scheduler_step(s), CT_OK);
+    assert_int_equal(ct_lr_scheduler_step(s), CT_ERR_INVALID_ARGUMENT);
+    assert_error(CT_ERR_INVALID_ARGUMENT, "StepLR's learning rate at step 2");
+    assert_true(ct_optimizer_lr(o) == 0.3 * 1e300);
+    assert_int_equal(ct_lr_scheduler_last_epoch(s), 1);
+    ct_lr_scheduler_free(s);
+    ct_optimizer_free(o);
+    ct_release(p);
+}
+
 /* A scheduler's rate is the one the optimizer steps with. */
 static void the_optimizer_steps_with_the_scheduled_rate(void **state)
 {
@@ -234,6 +271,7 @@ int main(void)
         cmocka_unit_test(a_restored_count_continues_with_the_same_rates),
         cmocka_unit_test(the_optimizer_steps_with_the_scheduled_rate),
         cmocka_unit_test(bad_arguments_are_refused),
+        cmocka_unit_test(huge_counts_and_values_stay_defined),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

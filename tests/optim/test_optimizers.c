@@ -253,9 +253,11 @@ static void bad_options_and_parameters(void **state)
     assert_error(CT_ERR_INVALID_ARGUMENT, "can only optimize leaf tensors");
     assert_null(ct_optim_adam(NULL, &a));
     assert_error(CT_ERR_NULL_ARGUMENT, "module");
-    assert_null(ct_optim_adam_params(&p, 1, NULL));
-    assert_error(CT_ERR_NULL_ARGUMENT, "options");
-    ct_optimizer *o = ct_optim_adam_params(&p, 1, &a);
+    ct_optimizer *o = ct_optim_adam_params(&p, 1, NULL); /* NULL options: PyTorch's defaults */
+    assert_non_null(o);
+    assert_true(ct_optimizer_lr(o) == 1e-3);
+    ct_optimizer_free(o);
+    o = ct_optim_adam_params(&p, 1, &a);
     assert_null(ct_optimizer_state(o, 0, "exp_avg"));
     assert_error(CT_ERR_INDEX, "has not taken a step yet");
     assert_int_equal(ct_optimizer_set_lr(o, -2), CT_ERR_INVALID_ARGUMENT);

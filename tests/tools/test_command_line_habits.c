@@ -40,12 +40,16 @@ static void version_and_help_exit_zero(void **state)
     expect("bench --help", 0, "usage: ctorch bench");
     expect("train --help", 0, "usage: ctorch train");
     expect("eval --help", 0, "usage: ctorch eval");
+    expect("train --model gpt --help", 0, "usage: ctorch train --model gpt");
+    expect("generate --help", 0, "usage: ctorch generate");
 }
 
 static void stray_arguments_and_empty_filters_exit_two(void **state)
 {
     (void)state;
     expect("version extra", 2, "takes no arguments, not 'extra'");
+    expect("train --model gpt --epochs 3", 2, "unknown option '--epochs' for --model gpt");
+    expect("generate --prompt hi", 2, "--checkpoint FILE is needed");
     expect("--version extra", 2, "takes no arguments");
     expect("bench --quick no_such_benchmark_anywhere", 2, "FILTER 'no_such_benchmark_anywhere' matched no benchmark");
     expect("bench --json --quick '^nothing$,also_nothing'", 2, "matched no benchmark");
