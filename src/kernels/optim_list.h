@@ -17,7 +17,7 @@
     CT_LIST_EACH_FLOAT(X, adam_moments) CT_LIST_EACH_FLOAT(X, adam_update)                       \
     CT_LIST_EACH_HALF(X, sgd_step) CT_LIST_EACH_HALF(X, sgd_momentum_step)                       \
     CT_LIST_EACH_HALF(X, adam_moments) CT_LIST_EACH_HALF(X, adam_update)                         \
-    CT_LIST_EACH_FLOAT(X, norm_fold)
+    X(norm_fold_f64)
 /* The multi-tensor kernels: CT_KERNEL_WIDE_BUFFERS buffers each (kernel_params.h, optim.ct). */
 #define CT_OPTIM_MULTI_KERNELS(X)                                                                \
     CT_LIST_EACH_FLOAT(X, multi_sgd_step) CT_LIST_EACH_FLOAT(X, multi_sgd_momentum_step)         \

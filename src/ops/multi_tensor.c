@@ -213,7 +213,6 @@ bool ct_multi_tensor_one_kind(ct_tensor *const *tensors, int64_t count)
 ct_tensor *ct_multi_tensor_clip_record(ct_tensor *const *tensors, int64_t count, int mode, double power,
                                        double max_norm)
 {
-    static const ct_kernel_id folds[CT_DTYPE_COUNT] = CT_KERNELS_BY_FLOAT_DTYPE(norm_fold);
     size_t slots = count > 0 ? (size_t)count : 1;
     ct_tensor **work = calloc(slots, sizeof *work), **originals = calloc(slots, sizeof *originals);
     int64_t kept = 0;
@@ -237,7 +236,7 @@ ct_tensor *ct_multi_tensor_clip_record(ct_tensor *const *tensors, int64_t count,
         p.off[0] = level->offset;
         p.off[1] = out ? out->offset : 0;
         void *buffers[CT_KERNEL_MAX_BUFFERS] = {ct_tensor_handle(level), out ? ct_tensor_handle(out) : NULL};
-        status = out ? ct_backend_launch(level->storage->device, folds[level->dtype], buffers, &p, CT_MULTI_SUM_ITEM)
+        status = out ? ct_backend_launch(level->storage->device, CT_K_norm_fold_f64, buffers, &p, CT_MULTI_SUM_ITEM)
                      : ct_last_error();
         ct_release(level);
         level = status == CT_OK ? out : (ct_release(out), NULL);

@@ -1,4 +1,4 @@
-/* Conformance entries of the optimizers: two steps of SGD, Adam and AdamW over one parameter on
+/* Conformance entries of the optimizers: two steps of SGD, Adam, AdamW, RMSprop and Adagrad over one parameter on
  * each device (the first step starts the state, the second uses it), from the same parameter
  * and gradients. Each returns the parameter after the steps followed by its state (momentum
  * buffer; exp_avg and exp_avg_sq), flattened. The parameter is a copy of input 0, permuted by
@@ -103,6 +103,37 @@ static ct_tensor *run_adamw(ct_tensor *const *in, const conf_args *a)
     return run_steps(in, a, make_adamw, state, 2);
 }
 
+/* RMSprop: s = lr, alpha, eps, weight decay, momentum (flag: centered); Adagrad: s = lr, lr_decay,
+ * weight decay, initial accumulator, eps. Their steps are chains of tensor ops. */
+static ct_optimizer *make_rmsprop(ct_tensor *const *params, int count, const conf_args *a)
+{
+    ct_rmsprop_options o = {.lr = a->s[0], .alpha = a->s[1], .eps = a->s[2], .weight_decay = a->s[3],
+                            .momentum = a->s[4], .centered = a->flag};
+    return ct_optim_rmsprop_params(params, count, &o);
+}
+
+static ct_optimizer *make_adagrad(ct_tensor *const *params, int count, const conf_args *a)
+{
+    ct_adagrad_options o = {.lr = a->s[0], .lr_decay = a->s[1], .weight_decay = a->s[2],
+                            .initial_accumulator_value = a->s[3], .eps = a->s[4]};
+    return ct_optim_adagrad_params(params, count, &o);
+}
+
+static ct_tensor *run_rmsprop(ct_tensor *const *in, const conf_args *a)
+{
+    const char *state[3] = {"square_avg"};
+    int n = 1;
+    if (a->s[4] != 0.0) state[n++] = "momentum_buffer";
+    if (a->flag) state[n++] = "grad_avg";
+    return run_steps(in, a, make_rmsprop, state, n);
+}
+
+static ct_tensor *run_adagrad(ct_tensor *const *in, const conf_args *a)
+{
+    static const char *const state[1] = {"sum"};
+    return run_steps(in, a, make_adagrad, state, 1);
+}
+
 /* The shapes every optimizer is run over, with its options given by OPTIONS. */
 #define STEP_CASES(OPTIONS)                                                                      \
     {.name = "[5, 4]", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}}, .args = {OPTIONS}},  \
@@ -195,6 +226,27 @@ static const conf_case adamw_cases[] = {
      .args = {ADAMW_DEFAULT, .n = 2, .flag = true}},
     {0}};
 
+#define RMSPROP_DEFAULT .s = {1e-2, 0.99, 1e-8}
+#define RMSPROP_EVERYTHING .s = {1e-2, 0.9, 1e-6, 0.1, 0.5}, .flag = true
+static const conf_case rmsprop_cases[] = {
+    STEP_CASES(RMSPROP_DEFAULT),
+    {.name = "centered, momentum, weight decay", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {RMSPROP_EVERYTHING}},
+    {.name = "momentum, strided parameter", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {.s = {1e-2, 0.99, 1e-8, 0.0, 0.9}, .dims = {1, 0}, .ndims = 2}},
+    {.name = "two parameters, everything", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {RMSPROP_EVERYTHING, .n = 2}},
+    {0}};
+
+#define ADAGRAD_DEFAULT .s = {1e-2, 0.0, 0.0, 0.0, 1e-10}
+static const conf_case adagrad_cases[] = {
+    STEP_CASES(ADAGRAD_DEFAULT),
+    {.name = "lr decay, weight decay, initial accumulator", .in = {{SHAPE(5, 4)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {.s = {0.1, 0.5, 0.01, 0.1, 1e-10}}},
+    {.name = "two parameters, strided", .in = {{SHAPE(4, 5)}, {SHAPE(5, 4)}, {SHAPE(5, 4)}},
+     .args = {.s = {0.1, 0.5, 0.01, 0.1, 1e-10}, .dims = {1, 0}, .ndims = 2, .n = 2}},
+    {0}};
+
 /* ct_clip_grad_norm_ over three gradients (inputs 0-2, set as the .grad of zero parameters of
  * their shapes): the clipped gradients, flattened and joined, then the total norm. s: norm_type,
  * max_norm. Past 256 elements a gradient's sum is taken in several partials; views give strided
@@ -263,6 +315,12 @@ const conf_op conf_optim_ops[] = {
     ENTRY(adamw, "", CONF_FLOAT, CONF_ANY, adamw_cases),
     ENTRY_16_BIT_ADAM(adam, adam_cases),
     ENTRY_16_BIT_ADAM(adamw, adamw_cases),
+    /* chains of ops (a rounding each, a square root and a division; centered: a difference of
+     * squares that may cancel): 64 ulps */
+    {"ct_optim_rmsprop step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, rmsprop_cases, 64, run_rmsprop, false,
+     NULL, 0},
+    {"ct_optim_adagrad step", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, adagrad_cases, 64, run_adagrad, false,
+     NULL, 0},
     /* partial sums in another order than the CPU's (a device's pow): 64 ulps of the total */
     {"ct_clip_grad_norm_", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_ANY}, clip_cases, 64, run_clip, false, NULL, 0}};
 const int conf_optim_op_count = (int)(sizeof conf_optim_ops / sizeof conf_optim_ops[0]);
