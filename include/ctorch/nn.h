@@ -221,6 +221,61 @@ ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, do
 ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
 
 
+/* ---- losses with a reduction (torch.nn.functional's, reduction= 'mean', 'sum', 'none'; 'batchmean'
+ * for ct_kl_div only). CT_REDUCTION_MEAN is 0, so a zeroed options struct asks for the mean. Each is
+ * composed of differentiable ops: any device, any floating dtype; 'none' gives the elementwise
+ * losses in the input's shape. input and target must have the same shape. ---- */
+typedef enum ct_reduction {
+    CT_REDUCTION_MEAN = 0,
+    CT_REDUCTION_SUM,
+    CT_REDUCTION_NONE,
+    CT_REDUCTION_BATCHMEAN /* the sum divided by the input's first dim (KLDiv's) */
+} ct_reduction;
+
+/* F.binary_cross_entropy: -weight (y log x + (1 - y) log(1 - x)), each log clamped at -100 as
+ * PyTorch; input probabilities in [0, 1] (checked: one read back), weight NULL or broadcastable. */
+ct_tensor *ct_binary_cross_entropy(const ct_tensor *input, const ct_tensor *target,
+                                   const ct_tensor *weight, ct_reduction reduction);
+/* F.binary_cross_entropy_with_logits: -weight (p y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
+ * in the stable form (1 - y) x + (1 + (p - 1) y) softplus(-x); pos_weight p (NULL: 1) broadcasts
+ * along the last dim as PyTorch's, weight NULL or broadcastable. */
+ct_tensor *ct_binary_cross_entropy_with_logits(const ct_tensor *input, const ct_tensor *target,
+                                               const ct_tensor *weight, const ct_tensor *pos_weight,
+                                               ct_reduction reduction);
+/* F.l1_loss: |x - y|. */
+ct_tensor *ct_l1_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction);
+/* F.smooth_l1_loss: 0.5 d^2 / beta where |d| < beta, else |d| - beta / 2 (d = x - y); beta >= 0
+ * (PyTorch's default 1; 0 is the L1 loss). */
+ct_tensor *ct_smooth_l1_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                             double beta);
+/* F.huber_loss: 0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); delta > 0 (default 1). */
+ct_tensor *ct_huber_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                         double delta);
+/* F.kl_div: input log-probabilities, target probabilities (log-probabilities when log_target):
+ * target (log target - input) elementwise, 0 where target is 0. PyTorch's 'mean' divides by every
+ * element; CT_REDUCTION_BATCHMEAN (the mathematical KL divergence) by the batch size. */
+ct_tensor *ct_kl_div(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                     bool log_target);
+
+/* Options of ct_cross_entropy_ex and ct_nll_loss_ex (F.cross_entropy / F.nll_loss keywords). */
+typedef struct ct_cross_entropy_options {
+    ct_reduction reduction;   /* MEAN (the weighted mean over the targets not ignored), SUM or NONE */
+    int64_t ignore_index;     /* targets equal to it add nothing (and get no gradient); -100 */
+    const ct_tensor *weight;  /* class weights [C] (borrowed) or NULL */
+    double label_smoothing;   /* in [0, 1]; cross-entropy only (nll_loss refuses it) */
+} ct_cross_entropy_options;
+/* {CT_REDUCTION_MEAN, -100, NULL, 0.0}: PyTorch's defaults. */
+ct_cross_entropy_options ct_cross_entropy_options_default(void);
+/* F.cross_entropy with class-index targets: logits [N, C] with target [N], [N, C, d1, ...] with
+ * target [N, d1, ...] (class scores along dim 1), or [C] with a 0-d target; int64 targets in
+ * [0, C) or equal to ignore_index. The mean divides by the sum of the weights of the targets not
+ * ignored (NaN when all are). options NULL: the defaults. 'none' gives the target's shape. */
+ct_tensor *ct_cross_entropy_ex(const ct_tensor *logits, const ct_tensor *target,
+                               const ct_cross_entropy_options *options);
+/* F.nll_loss with the same shapes and options, from log-probabilities. */
+ct_tensor *ct_nll_loss_ex(const ct_tensor *log_probs, const ct_tensor *target,
+                          const ct_cross_entropy_options *options);
+
 /* ---- gradient clipping (torch.nn.utils.clip_grad_norm_) ----
  * The norm of the gradients of params[0..count) taken together: for norm_type p >= 1 (2 is the
  * Euclidean norm) (sum over every element of |g|^p)^(1/p), for INFINITY the largest |g|. Each

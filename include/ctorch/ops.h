@@ -65,6 +65,27 @@ ct_tensor *ct_tanh(const ct_tensor *a);
 ct_tensor *ct_gelu(const ct_tensor *a); /* exact: x * Phi(x) */
 /* PyTorch's gelu(approximate='tanh') (GPT-2's): x / 2 * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
 ct_tensor *ct_gelu_tanh(const ct_tensor *a);
+/* torch.nn.functional.leaky_relu: x > 0 ? x : negative_slope * x (PyTorch's default 0.01). */
+ct_tensor *ct_leaky_relu(const ct_tensor *a, double negative_slope);
+/* torch.nn.functional.silu: x * sigmoid(x). */
+ct_tensor *ct_silu(const ct_tensor *a);
+/* torch.nn.functional.softplus: log(1 + exp(beta x)) / beta, and x where beta x > threshold
+ * (PyTorch's defaults beta 1, threshold 20); beta nonzero. */
+ct_tensor *ct_softplus(const ct_tensor *a, double beta, double threshold);
+/* torch.nn.functional.elu: x > 0 ? x : alpha (exp(x) - 1) (PyTorch's default alpha 1). */
+ct_tensor *ct_elu(const ct_tensor *a, double alpha);
+/* (leaky_relu, silu, softplus and elu take floating tensors only, as PyTorch's.) */
+ct_tensor *ct_log1p(const ct_tensor *a);      /* torch.log1p: log(1 + x), exact near 0 */
+ct_tensor *ct_sin(const ct_tensor *a);        /* torch.sin */
+ct_tensor *ct_cos(const ct_tensor *a);        /* torch.cos */
+ct_tensor *ct_rsqrt(const ct_tensor *a);      /* torch.rsqrt: 1 / sqrt(x) */
+ct_tensor *ct_reciprocal(const ct_tensor *a); /* torch.reciprocal: 1 / x */
+ct_tensor *ct_erf(const ct_tensor *a);        /* torch.erf */
+/* torch.sign, torch.floor, torch.round: keep the dtype (integers are their own floor and round);
+ * sign(NaN) is 0, round is half to even (2.5 -> 2), as PyTorch. Their gradient is zero. */
+ct_tensor *ct_sign(const ct_tensor *a);
+ct_tensor *ct_floor(const ct_tensor *a);
+ct_tensor *ct_round(const ct_tensor *a);
 ct_tensor *ct_clamp(const ct_tensor *a, double min, double max);
 ct_tensor *ct_clamp_min(const ct_tensor *a, double min);
 ct_tensor *ct_clamp_max(const ct_tensor *a, double max);
