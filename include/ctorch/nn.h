@@ -145,6 +145,13 @@ ct_module *ct_gelu_module(void); /* exact GELU (approximate='none') */
 ct_module *ct_gelu_module_approximate(const char *approximate);
 ct_module *ct_sigmoid_module(void);
 ct_module *ct_tanh_module(void);
+ct_module *ct_silu_module(void); /* nn.SiLU: ct_silu */
+/* nn.LeakyReLU(negative_slope) (PyTorch's default 0.01): ct_leaky_relu. */
+ct_module *ct_leaky_relu_module(double negative_slope);
+/* nn.Softplus(beta, threshold) (defaults 1 and 20): ct_softplus; beta nonzero. */
+ct_module *ct_softplus_module(double beta, double threshold);
+/* nn.ELU(alpha) (default 1): ct_elu. */
+ct_module *ct_elu_module(double alpha);
 /* Flattens dims start_dim..end_dim (nn.Flatten's defaults are 1, -1). */
 ct_module *ct_flatten_module(int start_dim, int end_dim);
 /* Zeroes each element with probability p while training (a mask from ct_rand on the input's
@@ -206,6 +213,37 @@ ct_module *ct_layer_norm_module(const int64_t *shape, int ndim, double eps, bool
  * an int32/int64 index tensor; parameter `weight` [num_embeddings, embedding_dim] ~ N(0, 1) from
  * the global seed with row padding_idx zeroed (-1: none). */
 ct_module *ct_embedding_module(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx);
+
+/* ---- torch.nn.init: in-place fills from the tensor's device generator (ct_manual_seed), any
+ * device, recording nothing (a parameter stays a leaf). Random fills need a floating tensor. ---- */
+/* nn.init.uniform_: U(a, b), a <= b. */
+ct_status ct_init_uniform_(ct_tensor *t, double a, double b);
+/* nn.init.normal_: N(mean, std^2), std >= 0. */
+ct_status ct_init_normal_(ct_tensor *t, double mean, double std);
+/* nn.init.constant_, zeros_, ones_ (any dtype). */
+ct_status ct_init_constant_(ct_tensor *t, double value);
+ct_status ct_init_zeros_(ct_tensor *t);
+ct_status ct_init_ones_(ct_tensor *t);
+/* nn.init._calculate_fan_in_and_fan_out: for [out, in, k...] fan_in = in * prod(k), fan_out =
+ * out * prod(k); at least 2 dims (CT_ERR_SHAPE otherwise). Either pointer may be NULL. */
+ct_status ct_calculate_fan_in_and_fan_out(const ct_tensor *t, int64_t *fan_in, int64_t *fan_out);
+/* nn.init.calculate_gain: linear, conv*, sigmoid 1; tanh 5/3; relu sqrt(2); selu 3/4; leaky_relu
+ * sqrt(2 / (1 + slope^2)) with slope param (NAN: PyTorch's default 0.01). */
+ct_status ct_calculate_gain(const char *nonlinearity, double param, double *gain);
+/* nn.init.xavier_uniform_: U(-b, b), b = gain sqrt(6 / (fan_in + fan_out)); xavier_normal_:
+ * N(0, gain^2 2 / (fan_in + fan_out)). */
+ct_status ct_init_xavier_uniform_(ct_tensor *t, double gain);
+ct_status ct_init_xavier_normal_(ct_tensor *t, double gain);
+/* The fan kaiming_* divides by (PyTorch's mode='fan_in' / 'fan_out'). */
+typedef enum ct_fan_mode { CT_FAN_IN = 0, CT_FAN_OUT } ct_fan_mode;
+/* nn.init.kaiming_uniform_: U(-b, b), b = sqrt(3) gain / sqrt(fan); kaiming_normal_:
+ * N(0, gain^2 / fan); gain = ct_calculate_gain(nonlinearity, a) (NULL: "leaky_relu", PyTorch's
+ * default, with a = 0 giving sqrt(2)). */
+ct_status ct_init_kaiming_uniform_(ct_tensor *t, double a, ct_fan_mode mode, const char *nonlinearity);
+ct_status ct_init_kaiming_normal_(ct_tensor *t, double a, ct_fan_mode mode, const char *nonlinearity);
+/* nn.init.trunc_normal_: N(mean, std^2) restricted to [a, b] (PyTorch's defaults 0, 1, -2, 2);
+ * drawn by rejection (values outside drawn again), one read back per round. */
+ct_status ct_init_trunc_normal_(ct_tensor *t, double mean, double std, double a, double b);
 
 /* ---- losses: composed of differentiable ops, so they run (and backpropagate) on any device.
  * Each returns the mean over the batch as a one-element tensor. ---- */
