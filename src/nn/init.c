@@ -86,7 +86,7 @@ ct_status ct_calculate_fan_in_and_fan_out(const ct_tensor *t, int64_t *fan_in, i
     for (int i = 2; i < t->ndim; i++) receptive *= t->shape[i];
     if (fan_in) *fan_in = t->shape[1] * receptive;
     if (fan_out) *fan_out = t->shape[0] * receptive;
-    return CT_OK;
+    return leave(CT_OK);
 }
 
 ct_status ct_calculate_gain(const char *nonlinearity, double param, double *gain)
@@ -112,7 +112,7 @@ ct_status ct_calculate_gain(const char *nonlinearity, double param, double *gain
                                       "sigmoid, tanh, relu, leaky_relu or selu", function,
                                       nonlinearity));
     if (gain) *gain = g;
-    return CT_OK;
+    return leave(CT_OK);
 }
 
 ct_status ct_init_xavier_uniform_(ct_tensor *t, double gain)
