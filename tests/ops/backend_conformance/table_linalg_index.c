@@ -195,13 +195,25 @@ static const conf_case masked_select_cases[] = {
     {.name = "large", .in = {{SHAPE(128, 96)}, {SHAPE(128, 96), .kind = CONF_BOOL}}},
     {0}};
 
-/* any / all along a dim (keepdim in flag) and over everything (dim 99) */
-static const conf_case any_all_cases[] = {
+/* any / all along a dim (keepdim in flag), and over everything */
+static const conf_case any_all_dim_cases[] = {
     {.name = "dim 1", .in = {{SHAPE(3, 5)}}, .args = {.dim = 1}},
     {.name = "transposed, dim 0, keepdim", .in = {{SHAPE(5, 3), .views = {TRANSPOSED(0, 1)}}}, .args = {.dim = 0, .flag = true}},
     {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}, .args = {.dim = 1}},
     {.name = "empty", .in = {{SHAPE(0, 3)}}, .args = {.dim = 0}},
-    {.name = "everything", .in = {{SHAPE(4, 6), .values = CONF_SPRINKLED}}, .args = {.dim = 99}},
+    {0}};
+static const conf_case any_all_cases[] = {
+    {.name = "sprinkled", .in = {{SHAPE(4, 6), .values = CONF_SPRINKLED}}},
+    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "empty", .in = {{SHAPE(0, 3)}}},
+    {0}};
+
+/* isclose: two tensors, broadcast; rtol 1e-3 so that some random pairs are close */
+static const conf_case isclose_cases[] = {
+    {.name = "plain", .in = {{SHAPE(3, 5)}, {SHAPE(3, 5)}}},
+    {.name = "broadcast", .in = {{SHAPE(4, 1, 3)}, {SHAPE(5, 3)}}},
+    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}, {SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "itself, transposed", .count = 1, .in = {{SHAPE(4, 3), .views = {TRANSPOSED(0, 1)}}}},
     {0}};
 
 static ct_tensor *run_scatter(ct_tensor *const *in, const conf_args *args)
@@ -225,14 +237,14 @@ static ct_tensor *run_masked_select(ct_tensor *const *in, const conf_args *args)
     return ct_masked_select(in[0], in[1]);
 }
 
-static ct_tensor *run_any(ct_tensor *const *in, const conf_args *args)
-{
-    return args->dim == 99 ? ct_any(in[0]) : ct_any_dim(in[0], args->dim, args->flag);
-}
+static ct_tensor *run_any(ct_tensor *const *in, const conf_args *args) { (void)args; return ct_any(in[0]); }
+static ct_tensor *run_all(ct_tensor *const *in, const conf_args *args) { (void)args; return ct_all(in[0]); }
+static ct_tensor *run_any_dim(ct_tensor *const *in, const conf_args *args) { return ct_any_dim(in[0], args->dim, args->flag); }
+static ct_tensor *run_all_dim(ct_tensor *const *in, const conf_args *args) { return ct_all_dim(in[0], args->dim, args->flag); }
 
-static ct_tensor *run_all(ct_tensor *const *in, const conf_args *args)
+static ct_tensor *run_isclose(ct_tensor *const *in, const conf_args *args)
 {
-    return args->dim == 99 ? ct_all(in[0]) : ct_all_dim(in[0], args->dim, args->flag);
+    return ct_isclose(in[0], args->count > 1 ? in[1] : in[0], 1e-3, 1e-2, true);
 }
 
 const conf_op conf_linalg_index_ops[] = {
@@ -247,11 +259,15 @@ const conf_op conf_linalg_index_ops[] = {
     /* the same sums in the same order on every device */
     {"ct_scatter_add", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, scatter_cases, 0,
      run_scatter_add, false, NULL, 4},
+    /* 16-bit: alpha * src is rounded, the sums once and a + sums again: 16 units of the float64 */
     {"ct_index_add", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, index_add_cases, 0,
-     run_index_add, false, NULL, 4},
+     run_index_add, false, NULL, 16},
     {"ct_masked_select", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, masked_select_cases, 0,
      run_masked_select, false, NULL, 0},
     {"ct_any", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_cases, 0, run_any, false, NULL, 0},
     {"ct_all", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_cases, 0, run_all, false, NULL, 0},
+    {"ct_any_dim", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_dim_cases, 0, run_any_dim, false, NULL, 0},
+    {"ct_all_dim", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_dim_cases, 0, run_all_dim, false, NULL, 0},
+    {"ct_isclose", 2, CONF_ALL | CONF_HALF, {CONF_SMALL, CONF_SMALL}, isclose_cases, 0, run_isclose, false, NULL, 0},
 };
 const int conf_linalg_index_op_count = (int)(sizeof conf_linalg_index_ops / sizeof conf_linalg_index_ops[0]);
