@@ -252,7 +252,8 @@ ct_status ct_init_trunc_normal_(ct_tensor *t, double mean, double std, double a,
 ct_tensor *ct_mse_loss(const ct_tensor *input, const ct_tensor *target);
 /* logits [N, C], target int64 class indices [N] in [0, C): the mean over N of
  * -sum_c q_c log_softmax(logits)_c with q = (1 - label_smoothing) one_hot(target) +
- * label_smoothing / C. 0 <= label_smoothing <= 1. */
+ * label_smoothing / C. 0 <= label_smoothing <= 1.
+ * (reduction, ignore_index, class weights, [N, C, d...]: ct_cross_entropy_ex below.) */
 ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, double label_smoothing);
 /* log_probs [N, C] (log-probabilities, as from ct_log_softmax), target int64 [N]:
  * mean over N of -log_probs[n, target[n]]. */
