@@ -183,6 +183,13 @@ ct_module *ct_gelu_module(void); /* exact GELU (approximate='none') */
 ct_module *ct_gelu_module_approximate(const char *approximate);
 ct_module *ct_sigmoid_module(void);
 ct_module *ct_tanh_module(void);
+ct_module *ct_silu_module(void); /* nn.SiLU: ct_silu */
+/* nn.LeakyReLU(negative_slope) (PyTorch's default 0.01): ct_leaky_relu. */
+ct_module *ct_leaky_relu_module(double negative_slope);
+/* nn.Softplus(beta, threshold) (defaults 1 and 20): ct_softplus; beta nonzero. */
+ct_module *ct_softplus_module(double beta, double threshold);
+/* nn.ELU(alpha) (default 1): ct_elu. */
+ct_module *ct_elu_module(double alpha);
 /* Flattens dims start_dim..end_dim (nn.Flatten's defaults are 1, -1). */
 ct_module *ct_flatten_module(int start_dim, int end_dim);
 /* Zeroes each element with probability p while training (a mask from ct_rand on the input's
@@ -256,6 +263,37 @@ ct_module *ct_layer_norm_module(const int64_t *shape, int ndim, double eps, bool
  * the global seed with row padding_idx zeroed (-1: none). */
 ct_module *ct_embedding_module(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx);
 
+/* ---- torch.nn.init: in-place fills from the tensor's device generator (ct_manual_seed), any
+ * device, recording nothing (a parameter stays a leaf). Random fills need a floating tensor. ---- */
+/* nn.init.uniform_: U(a, b), a <= b. */
+ct_status ct_init_uniform_(ct_tensor *t, double a, double b);
+/* nn.init.normal_: N(mean, std^2), std >= 0. */
+ct_status ct_init_normal_(ct_tensor *t, double mean, double std);
+/* nn.init.constant_, zeros_, ones_ (any dtype). */
+ct_status ct_init_constant_(ct_tensor *t, double value);
+ct_status ct_init_zeros_(ct_tensor *t);
+ct_status ct_init_ones_(ct_tensor *t);
+/* nn.init._calculate_fan_in_and_fan_out: for [out, in, k...] fan_in = in * prod(k), fan_out =
+ * out * prod(k); at least 2 dims (CT_ERR_SHAPE otherwise). Either pointer may be NULL. */
+ct_status ct_calculate_fan_in_and_fan_out(const ct_tensor *t, int64_t *fan_in, int64_t *fan_out);
+/* nn.init.calculate_gain: linear, conv*, sigmoid 1; tanh 5/3; relu sqrt(2); selu 3/4; leaky_relu
+ * sqrt(2 / (1 + slope^2)) with slope param (NAN: PyTorch's default 0.01). */
+ct_status ct_calculate_gain(const char *nonlinearity, double param, double *gain);
+/* nn.init.xavier_uniform_: U(-b, b), b = gain sqrt(6 / (fan_in + fan_out)); xavier_normal_:
+ * N(0, gain^2 2 / (fan_in + fan_out)). */
+ct_status ct_init_xavier_uniform_(ct_tensor *t, double gain);
+ct_status ct_init_xavier_normal_(ct_tensor *t, double gain);
+/* The fan kaiming_* divides by (PyTorch's mode='fan_in' / 'fan_out'). */
+typedef enum ct_fan_mode { CT_FAN_IN = 0, CT_FAN_OUT } ct_fan_mode;
+/* nn.init.kaiming_uniform_: U(-b, b), b = sqrt(3) gain / sqrt(fan); kaiming_normal_:
+ * N(0, gain^2 / fan); gain = ct_calculate_gain(nonlinearity, a) (NULL: "leaky_relu", PyTorch's
+ * default, with a = 0 giving sqrt(2)). */
+ct_status ct_init_kaiming_uniform_(ct_tensor *t, double a, ct_fan_mode mode, const char *nonlinearity);
+ct_status ct_init_kaiming_normal_(ct_tensor *t, double a, ct_fan_mode mode, const char *nonlinearity);
+/* nn.init.trunc_normal_: N(mean, std^2) restricted to [a, b] (PyTorch's defaults 0, 1, -2, 2);
+ * drawn by rejection (values outside drawn again), one read back per round. */
+ct_status ct_init_trunc_normal_(ct_tensor *t, double mean, double std, double a, double b);
+
 /* ---- losses: composed of differentiable ops, so they run (and backpropagate) on any device.
  * Each returns the mean over the batch as a one-element tensor. ---- */
 
@@ -263,12 +301,68 @@ ct_module *ct_embedding_module(int64_t num_embeddings, int64_t embedding_dim, in
 ct_tensor *ct_mse_loss(const ct_tensor *input, const ct_tensor *target);
 /* logits [N, C], target int64 class indices [N] in [0, C): the mean over N of
  * -sum_c q_c log_softmax(logits)_c with q = (1 - label_smoothing) one_hot(target) +
- * label_smoothing / C. 0 <= label_smoothing <= 1. */
+ * label_smoothing / C. 0 <= label_smoothing <= 1.
+ * (reduction, ignore_index, class weights, [N, C, d...]: ct_cross_entropy_ex below.) */
 ct_tensor *ct_cross_entropy(const ct_tensor *logits, const ct_tensor *target, double label_smoothing);
 /* log_probs [N, C] (log-probabilities, as from ct_log_softmax), target int64 [N]:
  * mean over N of -log_probs[n, target[n]]. */
 ct_tensor *ct_nll_loss(const ct_tensor *log_probs, const ct_tensor *target);
 
+
+/* ---- losses with a reduction (torch.nn.functional's, reduction= 'mean', 'sum', 'none'; 'batchmean'
+ * for ct_kl_div only). CT_REDUCTION_MEAN is 0, so a zeroed options struct asks for the mean. Each is
+ * composed of differentiable ops: any device, any floating dtype; 'none' gives the elementwise
+ * losses in the input's shape. input and target must have the same shape. ---- */
+typedef enum ct_reduction {
+    CT_REDUCTION_MEAN = 0,
+    CT_REDUCTION_SUM,
+    CT_REDUCTION_NONE,
+    CT_REDUCTION_BATCHMEAN /* the sum divided by the input's first dim (KLDiv's) */
+} ct_reduction;
+
+/* F.binary_cross_entropy: -weight (y log x + (1 - y) log(1 - x)), each log clamped at -100 as
+ * PyTorch; input probabilities in [0, 1] (checked: one read back), weight NULL or broadcastable. */
+ct_tensor *ct_binary_cross_entropy(const ct_tensor *input, const ct_tensor *target,
+                                   const ct_tensor *weight, ct_reduction reduction);
+/* F.binary_cross_entropy_with_logits: -weight (p y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
+ * in the stable form (1 - y) x + (1 + (p - 1) y) softplus(-x); pos_weight p (NULL: 1) broadcasts
+ * along the last dim as PyTorch's, weight NULL or broadcastable. */
+ct_tensor *ct_binary_cross_entropy_with_logits(const ct_tensor *input, const ct_tensor *target,
+                                               const ct_tensor *weight, const ct_tensor *pos_weight,
+                                               ct_reduction reduction);
+/* F.l1_loss: |x - y|. */
+ct_tensor *ct_l1_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction);
+/* F.smooth_l1_loss: 0.5 d^2 / beta where |d| < beta, else |d| - beta / 2 (d = x - y); beta >= 0
+ * (PyTorch's default 1; 0 is the L1 loss). */
+ct_tensor *ct_smooth_l1_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                             double beta);
+/* F.huber_loss: 0.5 d^2 where |d| < delta, else delta (|d| - delta / 2); delta > 0 (default 1). */
+ct_tensor *ct_huber_loss(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                         double delta);
+/* F.kl_div: input log-probabilities, target probabilities (log-probabilities when log_target):
+ * target (log target - input) elementwise, 0 where target is 0. PyTorch's 'mean' divides by every
+ * element; CT_REDUCTION_BATCHMEAN (the mathematical KL divergence) by the batch size. */
+ct_tensor *ct_kl_div(const ct_tensor *input, const ct_tensor *target, ct_reduction reduction,
+                     bool log_target);
+
+/* Options of ct_cross_entropy_ex and ct_nll_loss_ex (F.cross_entropy / F.nll_loss keywords). */
+typedef struct ct_cross_entropy_options {
+    ct_reduction reduction;   /* MEAN (the weighted mean over the targets not ignored), SUM or NONE */
+    int64_t ignore_index;     /* targets equal to it add nothing (and get no gradient); -100 */
+    const ct_tensor *weight;  /* class weights [C] (borrowed) or NULL */
+    double label_smoothing;   /* in [0, 1]; cross-entropy only (nll_loss refuses it) */
+} ct_cross_entropy_options;
+/* {CT_REDUCTION_MEAN, -100, NULL, 0.0}: PyTorch's defaults. */
+ct_cross_entropy_options ct_cross_entropy_options_default(void);
+/* F.cross_entropy with class-index targets: logits [N, C] with target [N], [N, C, d1, ...] with
+ * target [N, d1, ...] (class scores along dim 1), or [C] with a 0-d target; int64 targets in
+ * [0, C) or equal to ignore_index. The mean divides by the sum of the weights of the targets not
+ * ignored (NaN when all are). options NULL: the defaults. 'none' gives the target's shape. */
+ct_tensor *ct_cross_entropy_ex(const ct_tensor *logits, const ct_tensor *target,
+                               const ct_cross_entropy_options *options);
+/* F.nll_loss with the same shapes and options, from log-probabilities. */
+ct_tensor *ct_nll_loss_ex(const ct_tensor *log_probs, const ct_tensor *target,
+                          const ct_cross_entropy_options *options);
 
 /* ---- gradient clipping (torch.nn.utils.clip_grad_norm_) ----
  * The norm of the gradients of params[0..count) taken together: for norm_type p >= 1 (2 is the

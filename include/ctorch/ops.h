@@ -65,6 +65,27 @@ ct_tensor *ct_tanh(const ct_tensor *a);
 ct_tensor *ct_gelu(const ct_tensor *a); /* exact: x * Phi(x) */
 /* PyTorch's gelu(approximate='tanh') (GPT-2's): x / 2 * (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
 ct_tensor *ct_gelu_tanh(const ct_tensor *a);
+/* torch.nn.functional.leaky_relu: x > 0 ? x : negative_slope * x (PyTorch's default 0.01). */
+ct_tensor *ct_leaky_relu(const ct_tensor *a, double negative_slope);
+/* torch.nn.functional.silu: x * sigmoid(x). */
+ct_tensor *ct_silu(const ct_tensor *a);
+/* torch.nn.functional.softplus: log(1 + exp(beta x)) / beta, and x where beta x > threshold
+ * (PyTorch's defaults beta 1, threshold 20); beta nonzero. */
+ct_tensor *ct_softplus(const ct_tensor *a, double beta, double threshold);
+/* torch.nn.functional.elu: x > 0 ? x : alpha (exp(x) - 1) (PyTorch's default alpha 1). */
+ct_tensor *ct_elu(const ct_tensor *a, double alpha);
+/* (leaky_relu, silu, softplus and elu take floating tensors only, as PyTorch's.) */
+ct_tensor *ct_log1p(const ct_tensor *a);      /* torch.log1p: log(1 + x), exact near 0 */
+ct_tensor *ct_sin(const ct_tensor *a);        /* torch.sin */
+ct_tensor *ct_cos(const ct_tensor *a);        /* torch.cos */
+ct_tensor *ct_rsqrt(const ct_tensor *a);      /* torch.rsqrt: 1 / sqrt(x) */
+ct_tensor *ct_reciprocal(const ct_tensor *a); /* torch.reciprocal: 1 / x */
+ct_tensor *ct_erf(const ct_tensor *a);        /* torch.erf */
+/* torch.sign, torch.floor, torch.round: keep the dtype (integers are their own floor and round);
+ * sign(NaN) is 0, round is half to even (2.5 -> 2), as PyTorch. Their gradient is zero. */
+ct_tensor *ct_sign(const ct_tensor *a);
+ct_tensor *ct_floor(const ct_tensor *a);
+ct_tensor *ct_round(const ct_tensor *a);
 ct_tensor *ct_clamp(const ct_tensor *a, double min, double max);
 ct_tensor *ct_clamp_min(const ct_tensor *a, double min);
 ct_tensor *ct_clamp_max(const ct_tensor *a, double max);
@@ -84,6 +105,25 @@ ct_tensor *ct_argmin(const ct_tensor *a, int dim, bool keepdim);
 /* Over all elements, as flattened (torch.argmax(t) with no dim). */
 ct_tensor *ct_argmax_all(const ct_tensor *a);
 ct_tensor *ct_argmin_all(const ct_tensor *a);
+
+/* torch.any / torch.all: bool, whether any / every element is nonzero (NaN counts as nonzero);
+ * over every element (ct_any, ct_all: 0-d) or along dim (ct_any_dim, ct_all_dim). The empty
+ * any is false, the empty all true. */
+ct_tensor *ct_any(const ct_tensor *a);
+ct_tensor *ct_all(const ct_tensor *a);
+ct_tensor *ct_any_dim(const ct_tensor *a, int dim, bool keepdim);
+ct_tensor *ct_all_dim(const ct_tensor *a, int dim, bool keepdim);
+/* torch.equal: same shape and the same values (NaN is unequal to everything, as PyTorch; dtypes
+ * promote). A different shape gives false, not an error; operands on different devices are an
+ * error. Reads one value back. */
+ct_status ct_equal(const ct_tensor *a, const ct_tensor *b, bool *result);
+/* torch.allclose: |a - b| <= atol + rtol |b| everywhere (a and b broadcast), infinities equal
+ * when they match, NaNs equal each other when equal_nan (PyTorch's defaults rtol 1e-5, atol
+ * 1e-8). Reads one value back. */
+ct_status ct_allclose(const ct_tensor *a, const ct_tensor *b, double rtol, double atol,
+                      bool equal_nan, bool *result);
+/* torch.isclose: the elementwise test of ct_allclose, bool. */
+ct_tensor *ct_isclose(const ct_tensor *a, const ct_tensor *b, double rtol, double atol, bool equal_nan);
 
 ct_tensor *ct_softmax(const ct_tensor *a, int dim);
 ct_tensor *ct_log_softmax(const ct_tensor *a, int dim);
@@ -108,6 +148,26 @@ ct_tensor *ct_stack(const ct_tensor *const *tensors, int count, int dim);
 ct_tensor *ct_index_select(const ct_tensor *a, int dim, const ct_tensor *index);
 /* out[i][j] = a[i][index[i][j]] for dim 1, and so on (torch.gather). */
 ct_tensor *ct_gather(const ct_tensor *a, int dim, const ct_tensor *index);
+/* torch.scatter(self, dim, index, src): self with out[index[i][j]][j] = src[i][j] (dim 0; alike
+ * for the others) over index's extent; index (int32/int64) has self's dims, no larger than src
+ * anywhere nor than self but along dim, values in [0, self's size along dim). Duplicate targets
+ * take the value of the last position along dim (deterministic; PyTorch leaves it undefined).
+ * Any dtype (src's must be self's). Gradients: self's zero where replaced, src's gathered (as
+ * PyTorch: with duplicates every one of them gets it). */
+ct_tensor *ct_scatter(const ct_tensor *a, int dim, const ct_tensor *index, const ct_tensor *src);
+/* torch.scatter_add: self plus src summed at the index (rules as ct_scatter); floating dtypes.
+ * The sums run in index order in one work item per element: the same bits on every run and
+ * device (no atomics). */
+ct_tensor *ct_scatter_add(const ct_tensor *a, int dim, const ct_tensor *index, const ct_tensor *src);
+/* torch.index_add(self, dim, index, src, alpha): self with alpha * src's slice k added to slice
+ * index[k] along dim; index 1-D, src self's shape but index's length along dim; floating dtypes,
+ * deterministic as ct_scatter_add. */
+ct_tensor *ct_index_add(const ct_tensor *a, int dim, const ct_tensor *index, const ct_tensor *src,
+                        double alpha);
+/* torch.masked_select: the 1-D tensor of a's elements where mask (bool, broadcast with a) is true,
+ * in row-major order; reads the mask back to count them (as PyTorch syncs). The gradient goes
+ * back to the selected places. (x[mask] = v is ct_masked_fill.) */
+ct_tensor *ct_masked_select(const ct_tensor *a, const ct_tensor *mask);
 /* int64 one-hot of an integer tensor; num_classes -1 means max(index) + 1. */
 ct_tensor *ct_one_hot(const ct_tensor *index, int64_t num_classes);
 /* value where mask (bool) is true, a elsewhere (torch.masked_fill): value as ct_full takes it

@@ -70,6 +70,15 @@ ct_tensor *ct_get_rng_state(void);
 ct_status ct_set_rng_state(const ct_tensor *state);
 ct_tensor *ct_rand(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device);  /* [0, 1) */
 ct_tensor *ct_randn(const int64_t *shape, int ndim, ct_dtype dtype, ct_device device); /* N(0, 1) */
+/* torch.empty_like, zeros_like, ones_like, full_like, rand_like, randn_like: a new contiguous
+ * tensor of t's shape, dtype and device (random ones from that device's generator; rand_like and
+ * randn_like need a floating t, as PyTorch). */
+ct_tensor *ct_empty_like(const ct_tensor *t);
+ct_tensor *ct_zeros_like(const ct_tensor *t);
+ct_tensor *ct_ones_like(const ct_tensor *t);
+ct_tensor *ct_full_like(const ct_tensor *t, double value);
+ct_tensor *ct_rand_like(const ct_tensor *t);
+ct_tensor *ct_randn_like(const ct_tensor *t);
 /* Integers in [low, high). */
 ct_tensor *ct_randint(int64_t low, int64_t high, const int64_t *shape, int ndim, ct_dtype dtype,
                       ct_device device);

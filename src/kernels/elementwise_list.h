@@ -19,7 +19,10 @@
 #define CT_ELEMENTWISE_UNARY_OPS(X, NUMERIC, FLOATING)                                           \
     NUMERIC(X, neg) NUMERIC(X, abs) NUMERIC(X, relu) NUMERIC(X, clamp) FLOATING(X, exp)          \
     FLOATING(X, log) FLOATING(X, sqrt) FLOATING(X, tanh) FLOATING(X, sigmoid) FLOATING(X, gelu)  \
-    FLOATING(X, gelu_tanh)
+    FLOATING(X, gelu_tanh) NUMERIC(X, sign) NUMERIC(X, floor) NUMERIC(X, round)                 \
+    FLOATING(X, leaky_relu) FLOATING(X, silu) FLOATING(X, softplus) FLOATING(X, elu)             \
+    FLOATING(X, log1p) FLOATING(X, sin) FLOATING(X, cos) FLOATING(X, rsqrt)                      \
+    FLOATING(X, reciprocal) FLOATING(X, erf)
 #define CT_ELEMENTWISE_UNARY_KERNELS(X)                                                          \
     CT_ELEMENTWISE_UNARY_OPS(X, CT_LIST_EACH_NUMERIC, CT_LIST_EACH_FLOAT)                        \
     CT_ELEMENTWISE_UNARY_OPS(X, CT_LIST_EACH_HALF, CT_LIST_EACH_HALF)

@@ -36,6 +36,22 @@ ct_status ct_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **gra
 ct_status ct_gelu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_gelu_tanh_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 ct_status ct_clamp_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+/* activation_backward.c; saved: the input (leaky_relu, silu, softplus, elu, log1p, sin, cos,
+ * erf) or the output (rsqrt, reciprocal); the parameters in node->scalars[0..1]. */
+ct_status ct_leaky_relu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_silu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_softplus_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_elu_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_log1p_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_sin_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_cos_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_rsqrt_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_reciprocal_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_erf_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+/* zeros of grad's shape and dtype */
+ct_status ct_sign_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_floor_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
+ct_status ct_round_backward(ct_node *node, const ct_tensor *grad, ct_tensor **grads);
 
 /* where(keep, grad, 0) and where(drop, 0, grad): grad with the other places zeroed, in grad's
  * dtype over the broadcast shape (masked_fill's pattern: an inf or NaN grad there still gives

@@ -1,5 +1,7 @@
-/* Elementwise ops of one tensor. neg, abs, relu and clamp keep the dtype (bool is refused, as
- * in PyTorch); exp, log, sqrt, sigmoid, tanh, gelu and gelu_tanh compute integers and bool in float32. */
+/* Elementwise ops of one tensor. neg, abs, relu, clamp, sign, floor and round keep the dtype
+ * (bool is refused, as in PyTorch); exp, log, sqrt, sigmoid, tanh, gelu, gelu_tanh, log1p, sin,
+ * cos, rsqrt, reciprocal and erf compute integers and bool in float32; silu, leaky_relu,
+ * softplus and elu take floating tensors only (PyTorch's are not implemented for integers). */
 #include <math.h>
 
 #include "ops/elementwise_backward.h"
@@ -82,6 +84,61 @@ CT_DEFINE_UNARY_OP(gelu, "gelu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIB
                    "GeluBackward", SAVES_INPUT)
 CT_DEFINE_UNARY_OP(gelu_tanh, "gelu_tanh", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK,
                    NULL, "GeluTanhBackward", SAVES_INPUT)
+
+CT_DEFINE_UNARY_OP(silu, "silu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, false, CT_LIBM_WORK,
+                   CT_CONVERT_HINT, "SiluBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(log1p, "log1p", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "Log1pBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(sin, "sin", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "SinBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(cos, "cos", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "CosBackward", SAVES_INPUT)
+CT_DEFINE_UNARY_OP(rsqrt, "rsqrt", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "RsqrtBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(reciprocal, "reciprocal", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, 3, NULL,
+                   "ReciprocalBackward", SAVES_OUTPUT)
+CT_DEFINE_UNARY_OP(erf, "erf", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE, true, CT_LIBM_WORK, NULL,
+                   "ErfBackward", SAVES_INPUT)
+/* Piecewise constant: their gradient is zero (PyTorch records them all the same). */
+CT_DEFINE_UNARY_OP(sign, "sign", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
+                   "SignBackward", SAVES_NOTHING)
+CT_DEFINE_UNARY_OP(floor, "floor", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
+                   "FloorBackward", SAVES_NOTHING)
+CT_DEFINE_UNARY_OP(round, "round", CT_KERNELS_BY_NUMERIC_OR_HALF_DTYPE, false, 2, CT_CONVERT_HINT,
+                   "RoundBackward", SAVES_NOTHING)
+
+/* ---- activations with parameters (floating tensors only, as PyTorch) ---- */
+
+ct_tensor *ct_leaky_relu(const ct_tensor *a, double negative_slope)
+{
+    CT_API_ENTER;
+    static const unary_op op = {"ct_leaky_relu", "leaky_relu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(leaky_relu),
+                                false, 2, CT_CONVERT_HINT, "LeakyReluBackward",
+                                ct_leaky_relu_backward, SAVES_INPUT};
+    return ct_api_return(unary(&op, a, (const double[2]){negative_slope, 0.0}, NULL));
+}
+
+ct_tensor *ct_softplus(const ct_tensor *a, double beta, double threshold)
+{
+    CT_API_ENTER;
+    static const unary_op op = {"ct_softplus", "softplus", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(softplus),
+                                false, CT_LIBM_WORK, CT_CONVERT_HINT, "SoftplusBackward",
+                                ct_softplus_backward, SAVES_INPUT};
+    if (!(beta != 0.0) || isnan(threshold))
+        return ct_api_return(ct_error_null(CT_ERR_INVALID_ARGUMENT, "ct_softplus: beta is %g and "
+                                           "threshold %g; beta must be nonzero and neither NaN",
+                                           beta, threshold));
+    return ct_api_return(unary(&op, a, (const double[2]){beta, threshold}, NULL));
+}
+
+ct_tensor *ct_elu(const ct_tensor *a, double alpha)
+{
+    CT_API_ENTER;
+    static const unary_op op = {"ct_elu", "elu", CT_KERNELS_BY_FLOAT_OR_HALF_DTYPE(elu), false,
+                                CT_LIBM_WORK, CT_CONVERT_HINT, "EluBackward", ct_elu_backward,
+                                SAVES_INPUT};
+    return ct_api_return(unary(&op, a, (const double[2]){alpha, 0.0}, NULL));
+}
 
 /* ---- clamp ----
  * Floating tensors take the bounds as they are (rounded to the dtype; a NaN bound gives NaN).

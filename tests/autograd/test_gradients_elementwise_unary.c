@@ -24,6 +24,11 @@ static ct_tensor *uniform(ct_device device, const int64_t *shape, int ndim, doub
     return ct_to(ct_add_scalar(ct_mul_scalar(r, high - low), low), device);
 }
 
+static ct_tensor *leaky_relu_01(const ct_tensor *a) { return ct_leaky_relu(a, 0.1); }
+/* beta 2, threshold 3: linear past x = 1.5, inside the range */
+static ct_tensor *softplus_2_3(const ct_tensor *a) { return ct_softplus(a, 2.0, 3.0); }
+static ct_tensor *elu_15(const ct_tensor *a) { return ct_elu(a, 1.5); }
+
 typedef struct unary_case {
     const char *name;
     unary_fn fn;
@@ -40,6 +45,20 @@ static const unary_case cases[] = {
     {"sigmoid", ct_sigmoid, -4.0, 4.0},
     {"tanh", ct_tanh, -2.0, 2.0},
     {"gelu", ct_gelu, -3.0, 3.0},
+    {"leaky_relu", leaky_relu_01, -2.0, 2.0},
+    {"silu", ct_silu, -4.0, 4.0},
+    {"softplus", softplus_2_3, -2.0, 3.0},
+    {"elu", elu_15, -2.0, 2.0},
+    {"log1p", ct_log1p, -0.5, 3.0},
+    {"sin", ct_sin, -3.0, 3.0},
+    {"cos", ct_cos, -3.0, 3.0},
+    {"rsqrt", ct_rsqrt, 0.3, 3.0},
+    {"reciprocal", ct_reciprocal, 0.3, 3.0},
+    {"erf", ct_erf, -2.0, 2.0},
+    /* zero gradients (the finite differences are zero away from the steps) */
+    {"sign", ct_sign, 0.1, 2.0},
+    {"floor", ct_floor, 0.1, 0.9},
+    {"round", ct_round, 0.1, 0.4},
 };
 
 static void check_on(ct_device device)
@@ -164,7 +183,12 @@ static void nodes_are_named(void **state)
     ct_tensor *x = leaf(v, 2, CT_F64);
     static const char *const names[] = {"NegBackward", "AbsBackward", "ExpBackward", "LogBackward",
                                         "SqrtBackward", "ReluBackward", "SigmoidBackward",
-                                        "TanhBackward", "GeluBackward"};
+                                        "TanhBackward", "GeluBackward", "LeakyReluBackward",
+                                        "SiluBackward", "SoftplusBackward", "EluBackward",
+                                        "Log1pBackward", "SinBackward", "CosBackward",
+                                        "RsqrtBackward", "ReciprocalBackward", "ErfBackward",
+                                        "SignBackward", "FloorBackward", "RoundBackward"};
+    assert_int_equal(sizeof names / sizeof names[0], sizeof cases / sizeof cases[0]);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         assert_string_equal(ct_grad_fn_name(cases[k].fn(x)), names[k]);
     assert_string_equal(ct_grad_fn_name(ct_clamp(x, 0, 1)), "ClampBackward");

@@ -1,6 +1,9 @@
 /* The layers' forward against plain C: Linear (and its initialisation), the activations,
  * Flatten, Dropout (train and eval, the same masks on every device), Sequential; on the cpu and
  * on opencl:0. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "nn/nn_test.h"
 
 static ct_device devices[2];
@@ -97,22 +100,40 @@ static void activations_against_plain_c(void **state)
     double x[6] = {-2.5, -0.75, -0.1, 0.2, 1.0, 3.0};
     for (int d = 0; d < device_count; d++) {
         ct_tensor *input = tensor_of(x, (int64_t[]){2, 3}, 2, CT_F64, devices[d]);
-        ct_module *modules[4] = {ct_relu_module(), ct_gelu_module(), ct_sigmoid_module(), ct_tanh_module()};
-        for (int k = 0; k < 4; k++) {
+        enum { KINDS = 8 };
+        /* Softplus(2, 3): linear past x = 1.5 */
+        ct_module *modules[KINDS] = {ct_relu_module(), ct_gelu_module(), ct_sigmoid_module(),
+                                     ct_tanh_module(), ct_silu_module(), ct_leaky_relu_module(0.2),
+                                     ct_softplus_module(2.0, 3.0), ct_elu_module(1.5)};
+        for (int k = 0; k < KINDS; k++) {
             ct_tensor *y = ct_module_forward(modules[k], input);
             double got[6], want[6];
             values_of(y, got, 6);
-            for (int i = 0; i < 6; i++)
-                want[i] = k == 0 ? fmax(x[i], 0.0)
-                          : k == 1 ? x[i] * 0.5 * (1.0 + erf(x[i] / sqrt(2.0)))
-                          : k == 2 ? 1.0 / (1.0 + exp(-x[i]))
-                                   : tanh(x[i]);
+            for (int i = 0; i < 6; i++) {
+                double v = x[i];
+                want[i] = k == 0 ? fmax(v, 0.0)
+                          : k == 1 ? v * 0.5 * (1.0 + erf(v / sqrt(2.0)))
+                          : k == 2 ? 1.0 / (1.0 + exp(-v))
+                          : k == 3 ? tanh(v)
+                          : k == 4 ? v / (1.0 + exp(-v))
+                          : k == 5 ? (v > 0 ? v : 0.2 * v)
+                          : k == 6 ? (2 * v > 3 ? v : log1p(exp(2 * v)) / 2)
+                                   : (v > 0 ? v : 1.5 * expm1(v));
+            }
             assert_close_array(got, want, 6, 1e-12, 1e-14, ct_module_kind(modules[k]));
             ct_release(y);
             ct_module_release(modules[k]);
         }
         ct_release(input);
     }
+    ct_module *leaky = ct_leaky_relu_module(0.01);
+    char *text = ct_module_to_string(leaky);
+    assert_non_null(strstr(text, "LeakyReLU(negative_slope=0.01)"));
+    free(text);
+    ct_module_release(leaky);
+    assert_null(ct_softplus_module(0.0, 20.0));
+    assert_int_equal(ct_last_error(), CT_ERR_INVALID_ARGUMENT);
+    ct_clear_error();
 }
 
 static void flatten_keeps_the_batch_dim(void **state)

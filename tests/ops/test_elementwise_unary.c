@@ -157,6 +157,69 @@ static void gelu_is_the_exact_erf_form(void **state)
     ct_release(a);
 }
 
+/* sign, floor and round keep the dtype; PyTorch's values at the edges (torch 2.15 CPU): sign(NaN)
+ * 0, round half to even; the floating-only activations refuse integers, the others compute them
+ * in float32; and values of the functions against the C library. */
+static void rounding_signs_and_new_functions(void **state)
+{
+    (void)state;
+    double x[8] = {NAN, -0.0, 0.0, 2.5, -2.5, 0.5, 1.5, INFINITY};
+    double sign_want[8] = {0, 0, 0, 1, -1, 1, 1, 1};
+    double round_want[8] = {NAN, -0.0, 0.0, 2, -2, 0, 2, INFINITY};
+    double floor_want[8] = {NAN, -0.0, 0.0, 2, -3, 0, 1, INFINITY};
+    int64_t shape[1] = {8};
+    for (int f64 = 0; f64 < 2; f64++) {
+        ct_dtype dtype = f64 ? CT_F64 : CT_F32;
+        ct_tensor *a = tensor_of(dtype, shape, 1, x);
+        ct_tensor *outs[3] = {ct_sign(a), ct_round(a), ct_floor(a)};
+        const double *wants[3] = {sign_want, round_want, floor_want};
+        for (int k = 0; k < 3; k++) {
+            assert_geometry(outs[k], dtype, shape, 1);
+            double *got = values_of(outs[k]);
+            for (int i = 0; i < 8; i++)
+                if (!(got[i] == wants[k][i] || (isnan(got[i]) && isnan(wants[k][i]))))
+                    fail_msg("op %d, element %d: %g, want %g", k, i, got[i], wants[k][i]);
+            free(got);
+            ct_release(outs[k]);
+        }
+        ct_release(a);
+    }
+    double ints[4] = {-3, 0, 4, 7};
+    int64_t four[1] = {4};
+    ct_tensor *i64 = tensor_of(CT_I64, four, 1, ints);
+    ct_tensor *s = ct_sign(i64), *f = ct_floor(i64), *r = ct_reciprocal(i64);
+    assert_geometry(s, CT_I64, four, 1);
+    assert_geometry(f, CT_I64, four, 1);
+    assert_geometry(r, CT_F32, four, 1);
+    double *sv = values_of(s);
+    assert_true(sv[0] == -1 && sv[1] == 0 && sv[2] == 1 && sv[3] == 1);
+    free(sv);
+    assert_null(ct_leaky_relu(i64, 0.01));
+    assert_int_equal(ct_last_error(), CT_ERR_DTYPE);
+    ct_clear_error();
+    assert_null(ct_silu(i64));
+    ct_clear_error();
+    ct_release(s);
+    ct_release(f);
+    ct_release(r);
+    ct_release(i64);
+    ct_scope_push(); /* releases the nested calls' intermediates */
+    double v[5] = {-2.0, -0.3, 1e-10, 0.7, 3.0};
+    int64_t five[1] = {5};
+    ct_tensor *a = tensor_of(CT_F64, five, 1, v);
+    ct_tensor *outs[6] = {ct_log1p(ct_abs(a)), ct_sin(a), ct_cos(a), ct_erf(a), ct_rsqrt(ct_abs(a)),
+                          ct_softplus(a, 1.0, 20.0)};
+    for (int k = 0; k < 6; k++) {
+        double *got = values_of(outs[k]), want[5];
+        for (int i = 0; i < 5; i++)
+            want[i] = k == 0 ? log1p(fabs(v[i])) : k == 1 ? sin(v[i]) : k == 2 ? cos(v[i])
+                      : k == 3 ? erf(v[i]) : k == 4 ? 1 / sqrt(fabs(v[i])) : log1p(exp(v[i]));
+        assert_values("log1p, sin, cos, erf, rsqrt, softplus", got, want, 5, CT_F64);
+        free(got);
+    }
+    ct_scope_pop();
+}
+
 static void sigmoid_and_exp_saturate_without_nan(void **state)
 {
     (void)state;
@@ -295,6 +358,7 @@ int main(void)
         cmocka_unit_test(large_inputs_match_on_the_parallel_path),
         cmocka_unit_test(gelu_is_the_exact_erf_form),
         cmocka_unit_test(sigmoid_and_exp_saturate_without_nan),
+        cmocka_unit_test(rounding_signs_and_new_functions),
         cmocka_unit_test(integer_neg_and_abs_wrap_at_the_minimum),
         cmocka_unit_test(clamp_bounds_floating_tensors_and_keeps_nan),
         cmocka_unit_test(clamp_keeps_integer_dtypes_and_uses_the_integers_inside_the_bounds),

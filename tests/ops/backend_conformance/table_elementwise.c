@@ -125,6 +125,27 @@ SCALAR(add, 1.5) SCALAR(sub, -2.25) SCALAR(mul, 0.5) SCALAR(div, 3.0) SCALAR(pow
 SCALAR(eq, 1.0) SCALAR(ne, 1.0) SCALAR(lt, 1.0) SCALAR(le, 1.0) SCALAR(gt, 1.0) SCALAR(ge, 1.0)
 UNARY(neg) UNARY(abs) UNARY(exp) UNARY(log) UNARY(sqrt) UNARY(relu) UNARY(sigmoid) UNARY(tanh)
 UNARY(gelu) UNARY(gelu_tanh)
+UNARY(silu) UNARY(log1p) UNARY(sin) UNARY(cos) UNARY(rsqrt) UNARY(reciprocal) UNARY(erf)
+UNARY(sign) UNARY(floor) UNARY(round)
+
+static ct_tensor *run_leaky_relu(ct_tensor *const *in, const conf_args *args)
+{
+    (void)args;
+    return ct_leaky_relu(in[0], 0.125);
+}
+
+/* beta 2, threshold 3: both branches over the range */
+static ct_tensor *run_softplus(ct_tensor *const *in, const conf_args *args)
+{
+    (void)args;
+    return ct_softplus(in[0], 2.0, 3.0);
+}
+
+static ct_tensor *run_elu(ct_tensor *const *in, const conf_args *args)
+{
+    (void)args;
+    return ct_elu(in[0], 1.5);
+}
 
 static ct_tensor *run_where(ct_tensor *const *in, const conf_args *args)
 {
@@ -193,5 +214,18 @@ const conf_op conf_elementwise_ops[] = {
     ENTRY1(clamp, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
     ENTRY1(clamp_min, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
     ENTRY1(clamp_max, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
+    ENTRY1(leaky_relu, CONF_FLOAT | CONF_HALF, CONF_ANY, 0),
+    ENTRY1(silu, CONF_FLOAT | CONF_HALF, CONF_ANY, 8),
+    ENTRY1(softplus, CONF_FLOAT | CONF_HALF, CONF_ANY, 8),
+    ENTRY1(elu, CONF_FLOAT | CONF_HALF, CONF_ANY, 4),
+    ENTRY1(log1p, CONF_ALL | CONF_HALF, CONF_POSITIVE, 4),
+    ENTRY1(sin, CONF_ALL | CONF_HALF, CONF_ANY, 4),
+    ENTRY1(cos, CONF_ALL | CONF_HALF, CONF_ANY, 4),
+    ENTRY1(rsqrt, CONF_ALL | CONF_HALF, CONF_POSITIVE, 4),
+    ENTRY1(reciprocal, CONF_ALL | CONF_HALF, CONF_ANY, 3),
+    ENTRY1(erf, CONF_ALL | CONF_HALF, CONF_ANY, 16),
+    ENTRY1(sign, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
+    ENTRY1(floor, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
+    ENTRY1(round, CONF_NUMERIC | CONF_HALF, CONF_ANY, 0),
 };
 const int conf_elementwise_op_count = (int)(sizeof conf_elementwise_ops / sizeof conf_elementwise_ops[0]);

@@ -152,6 +152,101 @@ static ct_tensor *run_one_hot(ct_tensor *const *in, const conf_args *args)
     return ct_one_hot(in[0], args->n);
 }
 
+/* scatter, scatter_add: self, index, src (random indices: duplicates, which scatter resolves to
+ * the last position and scatter_add sums in index order on every device) */
+static const conf_case scatter_cases[] = {
+    {.name = "dim 0", .in = {{SHAPE(4, 5)}, {SHAPE(3, 5), .kind = CONF_IDX64, .lo = 0, .hi = 4}, {SHAPE(3, 5)}},
+     .args = {.dim = 0}},
+    {.name = "dim 1, int32 index, src larger",
+     .in = {{SHAPE(4, 6)}, {SHAPE(4, 3), .kind = CONF_IDX32, .lo = 0, .hi = 6}, {SHAPE(5, 4)}}, .args = {.dim = 1}},
+    {.name = "transposed self, dim -1",
+     .in = {{SHAPE(6, 4), .views = {TRANSPOSED(0, 1)}}, {SHAPE(2, 5), .kind = CONF_IDX64, .lo = 0, .hi = 6},
+            {SHAPE(3, 5)}},
+     .args = {.dim = -1}},
+    {.name = "3-D, dim 1, expanded index",
+     .in = {{SHAPE(3, 4, 5)}, {SHAPE(3, 6, 1), .kind = CONF_IDX64, .lo = 0, .hi = 4, .views = {EXPANDED(3, 6, 5)}},
+            {SHAPE(3, 6, 5)}},
+     .args = {.dim = 1}},
+    {.name = "empty index", .in = {{SHAPE(4, 5)}, {SHAPE(0, 5), .kind = CONF_IDX64}, {SHAPE(2, 5)}}, .args = {.dim = 0}},
+    {.name = "large", .in = {{SHAPE(64, 100)}, {SHAPE(64, 300), .kind = CONF_IDX64, .lo = 0, .hi = 100}, {SHAPE(64, 300)}},
+     .args = {.dim = 1}},
+    {0}};
+
+/* index_add: self, a 1-D index, src */
+static const conf_case index_add_cases[] = {
+    {.name = "dim 0", .in = {{SHAPE(5, 4)}, {SHAPE(7), .kind = CONF_IDX64, .lo = 0, .hi = 5}, {SHAPE(7, 4)}},
+     .args = {.dim = 0}},
+    {.name = "dim 1, int32 index", .in = {{SHAPE(3, 6)}, {SHAPE(4), .kind = CONF_IDX32, .lo = 0, .hi = 6}, {SHAPE(3, 4)}},
+     .args = {.dim = 1}},
+    {.name = "transposed src, strided index",
+     .in = {{SHAPE(5, 4)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 5, .views = {SLICED(0, 0, 6, 2)}},
+            {SHAPE(4, 3), .views = {TRANSPOSED(0, 1)}}},
+     .args = {.dim = 0}},
+    {.name = "large", .in = {{SHAPE(200, 64)}, {SHAPE(500), .kind = CONF_IDX64, .lo = 0, .hi = 200}, {SHAPE(500, 64)}},
+     .args = {.dim = 0}},
+    {0}};
+
+/* masked_select: a, a bool mask */
+static const conf_case masked_select_cases[] = {
+    {.name = "same shape", .in = {{SHAPE(3, 4)}, {SHAPE(3, 4), .kind = CONF_BOOL}}},
+    {.name = "mask broadcast", .in = {{SHAPE(2, 3, 4)}, {SHAPE(1, 4), .kind = CONF_BOOL}}},
+    {.name = "a broadcast, transposed", .in = {{SHAPE(4, 1), .views = {TRANSPOSED(0, 1)}}, {SHAPE(3, 4), .kind = CONF_BOOL}}},
+    {.name = "empty", .in = {{SHAPE(0, 4)}, {SHAPE(0, 4), .kind = CONF_BOOL}}},
+    {.name = "large", .in = {{SHAPE(128, 96)}, {SHAPE(128, 96), .kind = CONF_BOOL}}},
+    {0}};
+
+/* any / all along a dim (keepdim in flag), and over everything */
+static const conf_case any_all_dim_cases[] = {
+    {.name = "dim 1", .in = {{SHAPE(3, 5)}}, .args = {.dim = 1}},
+    {.name = "transposed, dim 0, keepdim", .in = {{SHAPE(5, 3), .views = {TRANSPOSED(0, 1)}}}, .args = {.dim = 0, .flag = true}},
+    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}, .args = {.dim = 1}},
+    {.name = "empty", .in = {{SHAPE(0, 3)}}, .args = {.dim = 0}},
+    {0}};
+static const conf_case any_all_cases[] = {
+    {.name = "sprinkled", .in = {{SHAPE(4, 6), .values = CONF_SPRINKLED}}},
+    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "empty", .in = {{SHAPE(0, 3)}}},
+    {0}};
+
+/* isclose: two tensors, broadcast; rtol 1e-3 so that some random pairs are close */
+static const conf_case isclose_cases[] = {
+    {.name = "plain", .in = {{SHAPE(3, 5)}, {SHAPE(3, 5)}}},
+    {.name = "broadcast", .in = {{SHAPE(4, 1, 3)}, {SHAPE(5, 3)}}},
+    {.name = "special values", .in = {{SHAPE(8, 8), .values = CONF_SPECIALS}, {SHAPE(8, 8), .values = CONF_SPECIALS}}},
+    {.name = "itself, transposed", .count = 1, .in = {{SHAPE(4, 3), .views = {TRANSPOSED(0, 1)}}}},
+    {0}};
+
+static ct_tensor *run_scatter(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_scatter(in[0], args->dim, in[1], in[2]);
+}
+
+static ct_tensor *run_scatter_add(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_scatter_add(in[0], args->dim, in[1], in[2]);
+}
+
+static ct_tensor *run_index_add(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_index_add(in[0], args->dim, in[1], in[2], 1.5);
+}
+
+static ct_tensor *run_masked_select(ct_tensor *const *in, const conf_args *args)
+{
+    (void)args;
+    return ct_masked_select(in[0], in[1]);
+}
+
+static ct_tensor *run_any(ct_tensor *const *in, const conf_args *args) { (void)args; return ct_any(in[0]); }
+static ct_tensor *run_all(ct_tensor *const *in, const conf_args *args) { (void)args; return ct_all(in[0]); }
+static ct_tensor *run_any_dim(ct_tensor *const *in, const conf_args *args) { return ct_any_dim(in[0], args->dim, args->flag); }
+static ct_tensor *run_all_dim(ct_tensor *const *in, const conf_args *args) { return ct_all_dim(in[0], args->dim, args->flag); }
+
+static ct_tensor *run_isclose(ct_tensor *const *in, const conf_args *args)
+{
+    return ct_isclose(in[0], args->count > 1 ? in[1] : in[0], 1e-3, 1e-2, true);
+}
+
 const conf_op conf_linalg_index_ops[] = {
     {"ct_matmul", 2, CONF_NUMERIC | CONF_HALF, {CONF_SMALL, CONF_SMALL}, matmul_cases, 16, run_matmul, true,
      matmul_magnitude, 4},
@@ -160,5 +255,19 @@ const conf_op conf_linalg_index_ops[] = {
     {"ct_index_select", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, index_select_cases, 0, run_index_select, false, NULL, 0},
     {"ct_gather", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, gather_cases, 0, run_gather, false, NULL, 0},
     {"ct_one_hot", 1, CONF_INDEX, {CONF_ANY}, one_hot_cases, 0, run_one_hot, false, NULL, 0},
+    {"ct_scatter", 3, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, scatter_cases, 0, run_scatter, false, NULL, 0},
+    /* the same sums in the same order on every device */
+    {"ct_scatter_add", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, scatter_cases, 0,
+     run_scatter_add, false, NULL, 4},
+    /* 16-bit: alpha * src is rounded, the sums once and a + sums again: 16 units of the float64 */
+    {"ct_index_add", 3, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY}, index_add_cases, 0,
+     run_index_add, false, NULL, 16},
+    {"ct_masked_select", 2, CONF_ALL | CONF_HALF, {CONF_ANY, CONF_ANY}, masked_select_cases, 0,
+     run_masked_select, false, NULL, 0},
+    {"ct_any", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_cases, 0, run_any, false, NULL, 0},
+    {"ct_all", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_cases, 0, run_all, false, NULL, 0},
+    {"ct_any_dim", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_dim_cases, 0, run_any_dim, false, NULL, 0},
+    {"ct_all_dim", 1, CONF_ALL | CONF_HALF, {CONF_SMALL}, any_all_dim_cases, 0, run_all_dim, false, NULL, 0},
+    {"ct_isclose", 2, CONF_ALL | CONF_HALF, {CONF_SMALL, CONF_SMALL}, isclose_cases, 0, run_isclose, false, NULL, 0},
 };
 const int conf_linalg_index_op_count = (int)(sizeof conf_linalg_index_ops / sizeof conf_linalg_index_ops[0]);

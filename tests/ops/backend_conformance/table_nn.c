@@ -285,6 +285,76 @@ static ct_tensor *run_attention(ct_tensor *const *in, const conf_args *a)
     return ct_scaled_dot_product_attention(in[0], in[1], in[2], in[3], 0.0, a->flag, 0.0);
 }
 
+/* The losses with a reduction (args.n: a ct_reduction) */
+static const conf_case pointwise_loss_cases[] = {
+    {.name = "mean", .in = {{SHAPE(4, 3)}, {SHAPE(4, 3)}, {SHAPE(3)}}, .args = {.n = CT_REDUCTION_MEAN}},
+    {.name = "sum, transposed input", .in = {{SHAPE(3, 4), .views = {TRANSPOSED(0, 1)}}, {SHAPE(4, 3)}, {SHAPE(3)}},
+     .args = {.n = CT_REDUCTION_SUM}},
+    {.name = "none", .in = {{SHAPE(2, 5, 3)}, {SHAPE(2, 5, 3)}, {SHAPE(5, 1)}}, .args = {.n = CT_REDUCTION_NONE}},
+    {.name = "large, mean", .in = {{SHAPE(64, 50)}, {SHAPE(64, 50)}, {SHAPE(50)}}, .args = {.n = CT_REDUCTION_MEAN}},
+    {0}};
+#define CONF_PROBABILITY {0.02, 0.98, 0, 1, 0, 1}
+
+static ct_tensor *run_bce(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_binary_cross_entropy(in[0], in[1], in[2], (ct_reduction)a->n);
+}
+
+static ct_tensor *run_bce_with_logits(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *pos_weight = ct_abs(in[2]);
+    ct_tensor *out = ct_binary_cross_entropy_with_logits(in[0], in[1], in[2], pos_weight, (ct_reduction)a->n);
+    ct_release(pos_weight);
+    return out;
+}
+
+static ct_tensor *run_l1(ct_tensor *const *in, const conf_args *a) { return ct_l1_loss(in[0], in[1], (ct_reduction)a->n); }
+static ct_tensor *run_smooth_l1(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_smooth_l1_loss(in[0], in[1], (ct_reduction)a->n, 1.5);
+}
+static ct_tensor *run_huber(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_huber_loss(in[0], in[1], (ct_reduction)a->n, 0.75);
+}
+static ct_tensor *run_kl_div(ct_tensor *const *in, const conf_args *a)
+{
+    return ct_kl_div(in[0], in[1], (ct_reduction)a->n, false);
+}
+
+/* cross-entropy / nll: scores [N, C, d...], int64 targets, class weights; class 0 is the
+ * ignore_index, so that some targets are ignored */
+static const conf_case class_loss_cases[] = {
+    {.name = "[N, C], mean", .in = {{SHAPE(6, 4)}, {SHAPE(6), .kind = CONF_IDX64, .lo = 0, .hi = 4}, {SHAPE(4)}},
+     .args = {.n = CT_REDUCTION_MEAN}},
+    {.name = "[N, C, d1, d2], sum",
+     .in = {{SHAPE(2, 3, 2, 2)}, {SHAPE(2, 2, 2), .kind = CONF_IDX64, .lo = 0, .hi = 3}, {SHAPE(3)}},
+     .args = {.n = CT_REDUCTION_SUM}},
+    {.name = "[N, C, d], none, transposed",
+     .in = {{SHAPE(2, 5, 3), .views = {TRANSPOSED(1, 2)}}, {SHAPE(2, 5), .kind = CONF_IDX64, .lo = 0, .hi = 3}, {SHAPE(3)}},
+     .args = {.n = CT_REDUCTION_NONE}},
+    {.name = "large", .in = {{SHAPE(64, 40)}, {SHAPE(64), .kind = CONF_IDX64, .lo = 0, .hi = 40}, {SHAPE(40)}},
+     .args = {.n = CT_REDUCTION_MEAN}},
+    {0}};
+
+static ct_tensor *run_cross_entropy_ex(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *weight = ct_abs(in[2]);
+    ct_cross_entropy_options o = {(ct_reduction)a->n, 0, weight, 0.1};
+    ct_tensor *out = ct_cross_entropy_ex(in[0], in[1], &o);
+    ct_release(weight);
+    return out;
+}
+
+static ct_tensor *run_nll_loss_ex(ct_tensor *const *in, const conf_args *a)
+{
+    ct_tensor *weight = ct_abs(in[2]);
+    ct_cross_entropy_options o = {(ct_reduction)a->n, 0, weight, 0.0};
+    ct_tensor *out = ct_nll_loss_ex(in[0], in[1], &o);
+    ct_release(weight);
+    return out;
+}
+
 const conf_op conf_nn_ops[] = {
     {"ct_conv2d", 3, CONV2D_DTYPES, {CONF_SMALL, CONF_SMALL, CONF_SMALL}, conv2d_cases, 16, run_conv2d, true,
      NULL, 2},
@@ -304,5 +374,19 @@ const conf_op conf_nn_ops[] = {
      * kernels compute in float32 and round once, the masked cases round each op's result */
     {"ct_scaled_dot_product_attention", 4, CONF_FLOAT | CONF_HALF, {CONF_ANY, CONF_ANY, CONF_ANY, CONF_ANY},
      attention_cases, 64, run_attention, false, NULL, 16},
+    /* composed of elementwise ops and sums (the same order everywhere): exp, log and the sums'
+     * rounding */
+    {"ct_binary_cross_entropy", 3, CONF_FLOAT, {CONF_PROBABILITY, CONF_PROBABILITY, CONF_POSITIVE},
+     pointwise_loss_cases, 16, run_bce, false, NULL, 0},
+    {"ct_binary_cross_entropy_with_logits", 3, CONF_FLOAT, {CONF_ANY, CONF_PROBABILITY, CONF_ANY},
+     pointwise_loss_cases, 16, run_bce_with_logits, false, NULL, 0},
+    {"ct_l1_loss", 2, CONF_FLOAT, {CONF_ANY, CONF_ANY}, pointwise_loss_cases, 8, run_l1, false, NULL, 0},
+    {"ct_smooth_l1_loss", 2, CONF_FLOAT, {CONF_ANY, CONF_ANY}, pointwise_loss_cases, 8, run_smooth_l1, false, NULL, 0},
+    {"ct_huber_loss", 2, CONF_FLOAT, {CONF_ANY, CONF_ANY}, pointwise_loss_cases, 8, run_huber, false, NULL, 0},
+    {"ct_kl_div", 2, CONF_FLOAT, {CONF_ANY, CONF_PROBABILITY}, pointwise_loss_cases, 16, run_kl_div, false, NULL, 0},
+    {"ct_cross_entropy_ex", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_POSITIVE}, class_loss_cases, 32,
+     run_cross_entropy_ex, false, NULL, 0},
+    {"ct_nll_loss_ex", 3, CONF_FLOAT, {CONF_ANY, CONF_ANY, CONF_POSITIVE}, class_loss_cases, 16,
+     run_nll_loss_ex, false, NULL, 0},
 };
 const int conf_nn_op_count = (int)(sizeof conf_nn_ops / sizeof conf_nn_ops[0]);

@@ -286,6 +286,38 @@ static ct_tensor *run_copy_(ct_tensor *const *in, const conf_args *a)
     return dst; /* recorded in the harness's scope by ct_zeros */
 }
 
+/* The *_like constructors: the result of a's shape, dtype and device (empty_like filled, its
+ * values being undefined; the random ones reseeded) */
+static ct_tensor *run_empty_like(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_tensor *t = ct_empty_like(in[0]);
+    if (t && ct_fill_(t, 3) != CT_OK) {
+        ct_release(t);
+        return NULL;
+    }
+    return t;
+}
+static ct_tensor *run_zeros_like(ct_tensor *const *in, const conf_args *a) { (void)a; return ct_zeros_like(in[0]); }
+static ct_tensor *run_ones_like(ct_tensor *const *in, const conf_args *a) { (void)a; return ct_ones_like(in[0]); }
+static ct_tensor *run_full_like(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    return ct_full_like(in[0], ct_tensor_dtype(in[0]) == CT_BOOL ? 1.0 : 7.0);
+}
+static ct_tensor *run_rand_like(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_manual_seed(79);
+    return ct_rand_like(in[0]);
+}
+static ct_tensor *run_randn_like(ct_tensor *const *in, const conf_args *a)
+{
+    (void)a;
+    ct_manual_seed(80);
+    return ct_randn_like(in[0]);
+}
+
 #define CREATE(name, dtypes, cases, ulps)                                                         \
     {"ct_" #name, 0, dtypes, {CONF_ANY}, cases, ulps, run_##name, false, NULL, 0}
 /* randint draws another range for bfloat16 (which holds integers to 256 exactly), and randn draws
@@ -306,6 +338,12 @@ const conf_op conf_tensor_ops[] = {
     CREATE_WITHOUT_FLOAT64_REFERENCE(randn, CONF_FLOAT | CONF_HALF, shape_cases, 4),
     CREATE_WITHOUT_FLOAT64_REFERENCE(randint, CONF_ALL | CONF_HALF, shape_cases, 0),
     CREATE(tensor_from_data, CONF_ALL | CONF_HALF, shape_cases, 0),
+    LAYOUT(empty_like, layout_cases),
+    LAYOUT(zeros_like, layout_cases),
+    LAYOUT(ones_like, layout_cases),
+    LAYOUT(full_like, layout_cases),
+    {"ct_rand_like", 1, CONF_FLOAT | CONF_HALF, {CONF_ANY}, layout_cases, 0, run_rand_like, false, NULL, 0},
+    {"ct_randn_like", 1, CONF_FLOAT | CONF_HALF, {CONF_ANY}, layout_cases, 4, run_randn_like, false, NULL, -1},
     LAYOUT(contiguous, layout_cases),
     LAYOUT(clone, layout_cases),
     LAYOUT(reshape, reshape_cases),
