@@ -58,7 +58,8 @@ ct_module *ct_gpt(const ct_gpt_config *config);
 ct_status ct_gpt_config_of(const ct_module *gpt, ct_gpt_config *out);
 
 /* idx int64 or int32 [B, T] with 1 <= T <= block_size, ids in [0, padded_vocab_size) (the data
- * uses [0, vocab_size)); targets NULL or int64 [B, T] of ids in [0, vocab_size).
+ * uses [0, vocab_size)); targets NULL or int64 [B, T] of ids in [0, vocab_size), or -1 for a position that adds
+ * nothing to the loss (nanoGPT's ignore_index).
  * *logits (may be NULL): [B, T, vocab_size] (the padded columns dropped), in the dtype the last
  * product gives (float32, or the autocast dtype); *loss (may be NULL; needs targets): the mean
  * cross-entropy over the B T positions, float32 [1]. New references. No host synchronisation

@@ -378,7 +378,9 @@ ct_status ct_gpt_forward(ct_module *gpt, const ct_tensor *idx, const ct_tensor *
         const int64_t rows[2] = {b * t, v}, flat[1] = {b * t};
         ct_tensor *logits2 = ct_reshape(logits, rows, 2);
         ct_tensor *targets1 = ct_reshape(targets, flat, 1);
-        loss = ct_cross_entropy(logits2, targets1, 0.0);
+        ct_cross_entropy_options options = ct_cross_entropy_options_default();
+        options.ignore_index = -1; /* nanoGPT's: a target of -1 adds nothing */
+        loss = ct_cross_entropy_ex(logits2, targets1, &options);
         ct_release(logits2);
         ct_release(targets1);
     }

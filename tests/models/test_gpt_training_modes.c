@@ -323,6 +323,47 @@ static void data_parallel_over_two_devices_equals_one(void **state)
     ct_scope_pop();
 }
 
+/* A target of -1 adds nothing to the loss (nanoGPT's ignore_index): the loss is the mean over the
+ * other positions of their cross-entropy, and -1 is not an id out of range. */
+static void targets_of_minus_one_are_ignored(void **state)
+{
+    (void)state;
+    ct_device devices[8];
+    int count = ct_test_devices(devices);
+    for (int d = 0; d < count; d++) {
+        ct_scope_push();
+        ct_manual_seed(4);
+        ct_gpt_config config = tiny();
+        ct_module *gpt = ct_gpt(&config);
+        assert_int_equal(ct_module_to(gpt, devices[d]), CT_OK);
+        ct_tensor *idx = batch(5, devices[d]);
+        int64_t ids[24];
+        for (int i = 0; i < 24; i++) ids[i] = i % 5 == 1 ? -1 : (i * 7) % 67;
+        ct_tensor *targets = ct_tensor_from_data(ids, CT_I64, (const int64_t[]){3, 8}, 2, devices[d]);
+        ct_tensor *logits = NULL, *loss = NULL;
+        assert_int_equal(ct_gpt_forward(gpt, idx, targets, &logits, &loss), CT_OK);
+        float *l = values(ct_reshape(logits, (const int64_t[]){24, 67}, 2));
+        double sum = 0.0;
+        int kept = 0;
+        for (int i = 0; i < 24; i++) {
+            if (ids[i] < 0) continue;
+            double top = -INFINITY, z = 0.0;
+            for (int c = 0; c < 67; c++) top = fmax(top, l[i * 67 + c]);
+            for (int c = 0; c < 67; c++) z += exp(l[i * 67 + c] - top);
+            sum += top + log(z) - l[i * 67 + ids[i]];
+            kept++;
+        }
+        free(l);
+        double value = NAN;
+        assert_int_equal(ct_item(loss, &value), CT_OK);
+        if (!(fabs(value - sum / kept) <= 1e-5 * fabs(sum / kept)))
+            fail_msg("device %d: loss %.9g, the mean over the kept positions %.9g", d, value, sum / kept);
+        assert_int_equal(ct_backward(loss), CT_OK);
+        ct_module_release(gpt);
+        ct_scope_pop();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +373,7 @@ int main(void)
         cmocka_unit_test(names_tie_and_initialisation_are_nanogpts),
         cmocka_unit_test(dropout_trains_and_bias_false_drops_the_biases),
         cmocka_unit_test(data_parallel_over_two_devices_equals_one),
+        cmocka_unit_test(targets_of_minus_one_are_ignored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
