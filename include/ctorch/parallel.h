@@ -66,7 +66,7 @@ extern "C" {
 ct_module *ct_data_parallel(ct_module *module, const ct_device *devices, int count,
                             ct_device output_device);
 
-/* The devices of type ordered by free memory, most first (ties by index): seed 003's
+/* The devices of type ordered by free memory, most first (ties by index): the PyTorch tutorial's
  * get_gpu_memory + argsort, so out[0] is the main device to choose. Writes min(device count, max)
  * devices and their number into *count. Free memory is ct_mem_get_info's (an estimate where the
  * driver has no query: see ct_device_props). CT_ERR_UNAVAILABLE when the type has no device. */

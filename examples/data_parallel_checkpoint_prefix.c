@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §5, error 2: a state dict saved from a DataParallel model, loaded into
+/* The C twin of a PyTorch tutorial's snippet, error 2: a state dict saved from a DataParallel model, loaded into
  * the plain model.
  *
  *   net = nn.DataParallel(FooNet(neural_num=3, layers=3))
@@ -18,7 +18,7 @@
  *   net.load_state_dict(new_state_dict)
  *
  * DataParallel (ct_data_parallel, here over every visible device of the type; see
- * seed003_dataparallel_foonet.c) keeps the model as its child "module", so the names its state
+ * data_parallel_training.c) keeps the model as its child "module", so the names its state
  * dict has start with "module.". The fix is ct_state_dict_strip_prefix(sd, "module.")
  * (ct_state_dict_add_prefix goes the other way, to load a plain checkpoint into a wrapped model);
  * or save the wrapped model's own state dict, as `ctorch train --data-parallel --save` does. A
@@ -45,7 +45,7 @@
 
 enum { NEURAL_NUM = 3, LAYERS = 3 };
 
-/* FooNet.forward, as in examples/seed003_dataparallel_foonet.c: every linear layer and a ReLU. */
+/* FooNet.forward, as in examples/data_parallel_training.c: every linear layer and a ReLU. */
 static ct_tensor *foonet_forward(ct_module *self, const ct_tensor *x)
 {
     printf("batch size in forward: %" PRId64 "\n", ct_tensor_size(x, 0));

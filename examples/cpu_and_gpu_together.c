@@ -1,4 +1,4 @@
-/* The C twin of seed 004 ("using the CPU and the GPU together in PyTorch"):
+/* The C twin of a PyTorch tutorial's snippet ("using the CPU and the GPU together in PyTorch"):
  *
  *   if torch.cuda.is_available():
  *       device = torch.device("cuda"); print("Using GPU")
@@ -27,7 +27,7 @@
  *
  * As in the seed, the random tensor and the layer's initial weights both come from the CPU's
  * generator, so the program prints the same numbers whatever the device. Creating the tensor on
- * the device directly (ct_rand(..., device)) would save a copy, as seed 001 advises, but would
+ * the device directly (ct_rand(..., device)) would save a copy, as the PyTorch tutorial advises, but would
  * draw from that device's own generator: other numbers, as in PyTorch. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §4.1 (nn.DataParallel with FooNet), made a real training loop:
+/* The C twin of a PyTorch tutorial's snippet (nn.DataParallel with FooNet), made a real training loop:
  *
  *   gpu_list = [0]
  *   os.environ.setdefault("CUDA_VISIBLE_DEVICES", ",".join(map(str, gpu_list)))

@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §5, error 1: a checkpoint saved on a GPU, loaded where there is none.
+/* The C twin of a PyTorch tutorial's snippet, error 1: a checkpoint saved on a GPU, loaded where there is none.
  *
  *   torch.save(net.state_dict(), path_state_dict)      # on a machine with a GPU
  *   state_dict_load = torch.load(path_state_dict)      # on a machine without one:

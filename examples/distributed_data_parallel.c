@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §4.2 (torch.distributed: DistributedDataParallel, one process per device):
+/* The C twin of a PyTorch tutorial's snippet (torch.distributed: DistributedDataParallel, one process per device):
  *
  *   CUDA_VISIBLE_DEVICES=0,1,2,3 python -m torch.distributed.launch --nproc_per_node=4 main.py
  *
@@ -33,7 +33,7 @@
  *
  * The launcher: MPI's, with a process per device,
  *
- *   mpirun -np 2 ./seed003_distributed_data_parallel
+ *   mpirun -np 2 ./distributed_data_parallel
  *
  * (as root, or with more processes than cores: mpirun --allow-run-as-root --oversubscribe -np 2;
  * under Slurm: srun -n 2). mpirun tells each process its rank through the environment, as

@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §4.1's second choice of devices: the main GPU is the one with the most
+/* The C twin of the PyTorch tutorial's second choice of devices: the main GPU is the one with the most
  * free memory.
  *
  *   def get_gpu_memory():

@@ -1,4 +1,4 @@
-/* The C twin of seed 001 ("precise control of the GPU: torch.cuda.device"):
+/* The C twin of a PyTorch tutorial's snippet ("precise control of the GPU: torch.cuda.device"):
  *
  *   device = torch.device("cuda:0")
  *   x = torch.tensor([1.0, 2.0], device=device)

@@ -1,4 +1,4 @@
-/* The C twin of seed 003 §2-3 ("moving data to the GPU; common torch.cuda methods"):
+/* The C twin of a PyTorch tutorial's snippet ("moving data to the GPU; common torch.cuda methods"):
  *
  *   os.environ.setdefault("CUDA_VISIBLE_DEVICES", "2, 3")   # logical 0, 1 = physical 2, 3
  *   device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")

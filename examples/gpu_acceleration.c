@@ -1,4 +1,4 @@
-/* The C twin of seed 000 ("PyTorch data structures: GPU acceleration"): check which devices are
+/* The C twin of a PyTorch tutorial's snippet ("PyTorch data structures: GPU acceleration"): check which devices are
  * there, pick one, move tensors to it, compute there, and bring the result back to the CPU.
  *
  *   print("GPU available:", torch.cuda.is_available())

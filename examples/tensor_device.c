@@ -1,4 +1,4 @@
-/* The C twin of seed 002 ("GPU-accelerated computing in PyTorch"): every tensor knows its device.
+/* The C twin of a PyTorch tutorial's snippet ("GPU-accelerated computing in PyTorch"): every tensor knows its device.
  *
  *   cpu_tensor = torch.tensor([1, 2, 3]);  print(cpu_tensor.device)     # device(type='cpu')
  *   if torch.cuda.is_available():
