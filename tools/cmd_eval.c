@@ -19,7 +19,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ctorch eval --checkpoint FILE [options]\n\n"
                  "  --checkpoint FILE     a model saved by ctorch train --save, or a PyTorch state dict\n"
-                 "                        in safetensors (README: a model trained in PyTorch)\n"
+                 "                        in safetensors (docs/command-line.md: a model trained in PyTorch)\n"
                  "  --model mlp|cnn       the model a file without ctorch's metadata holds (default: read\n"
                  "                        from its tensors' names and shapes)\n"
                  "  --device D            where to evaluate: cpu, opencl:N, cuda:N (default: the best device)\n"

@@ -1,6 +1,6 @@
 /* The model of a checkpoint without ctorch's metadata, such as a PyTorch user's
  * `safetensors.torch.save_file(model.state_dict(), path)`: read from its tensors' names and
- * shapes, which are those of PyTorch's nn.Sequential twin of each model (README, "A model trained
+ * shapes, which are those of PyTorch's nn.Sequential twin of each model (docs/command-line.md, "A model trained
  * in PyTorch"):
  *   mlp: 0.weight [256, F], 0.bias [256], 2.weight [C, 256], 2.bias [C]
  *   cnn: 1.weight [16, 1, 3, 3], 1.bias [16], 4.weight [32, 16, 3, 3], 4.bias [32],
@@ -42,7 +42,7 @@ static ct_status cnn_sizes(const ct_state_dict *sd, const char *path, ct_train_c
     if (pooled < 1 || 32 * pooled * pooled != flat || out->classes < 1 || size_of(sd, "1.weight", 4, 0) < 0)
         return ct_train_fail(CT_ERR_IO, "%s has no ctorch metadata, and its tensors are not the cnn's: it "
                              "needs 1.weight [16, 1, 3, 3], 1.bias, 4.weight [32, 16, 3, 3], 4.bias, "
-                             "8.weight [classes, 32 * P * P], 8.bias for images of 4P x 4P (README: a model "
+                             "8.weight [classes, 32 * P * P], 8.bias for images of 4P x 4P (docs/command-line.md: a model "
                              "trained in PyTorch)", path);
     out->features = 16 * pooled * pooled;
     return CT_OK;
@@ -61,7 +61,7 @@ ct_status ct_train_checkpoint_infer(const ct_state_dict *sd, const char *path, c
         return ct_train_fail(CT_ERR_IO, "%s has no '%s' in its __metadata__ (it was not saved by `ctorch "
                              "train --save`), and its tensors are neither the mlp's (0.weight, 0.bias, 2.weight, "
                              "2.bias) nor the cnn's (1.weight, 1.bias, 4.weight, 4.bias, 8.weight, 8.bias): the "
-                             "model to rebuild is unknown (README: a model trained in PyTorch)", path,
+                             "model to rebuild is unknown (docs/command-line.md: a model trained in PyTorch)", path,
                              "ctorch.train.model");
     }
     ct_status status = out->kind == CT_TRAIN_CNN ? cnn_sizes(sd, path, out) : mlp_sizes(sd, path, out);

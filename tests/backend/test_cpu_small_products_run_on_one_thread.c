@@ -90,7 +90,7 @@ static void expect_same_bits(const ct_tensor *x, const ct_tensor *y, size_t byte
 }
 
 /* OpenBLAS may split a long sum over k between its threads on some CPUs (its Zen kernels do),
- * so the thread count may change the last bits, as in PyTorch (the README says so); what holds
+ * so the thread count may change the last bits, as in PyTorch (docs/design.md says so); what holds
  * is the same bits run to run at one thread count, and agreement within float32 rounding. */
 static void each_thread_count_gives_the_same_bits_run_to_run(void **state)
 {

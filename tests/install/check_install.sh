@@ -5,6 +5,7 @@
 # - another CMake project builds with find_package(ctorch) against the shared library while none
 #   of ctorch's private dependencies can be found, and against the static library (the component
 #   "static") with them;
+# - the installed examples are there, and the training example builds with pkg-config and runs;
 # - the same with pkg-config, where the system's .pc files cannot be found (no libcjson.pc), and
 #   without -fopenmp forced on the consumer.
 set -eu
@@ -21,6 +22,8 @@ prefix=$work/prefix
 test -f "$prefix/share/ctorch/digits.csv.gz"
 test -f "$prefix/share/ctorch/README.md"
 test -f "$prefix/share/ctorch/tinyshakespeare.txt"
+# The examples' sources, which the README points a user at.
+test -f "$prefix/share/ctorch/examples/train_custom_module.c" || fail "the examples are not installed under share/ctorch/examples"
 
 # ---- the installed command, run from elsewhere, with no variable pointing anywhere ----
 mkdir "$work/elsewhere"
@@ -73,4 +76,9 @@ esac
 # shellcheck disable=SC2086 # pkg-config's flags are several arguments
 cc -o "$work/consumer_pc" "$consumer_dir/main.c" $flags
 LD_LIBRARY_PATH="$(dirname "$libdir")" "$work/consumer_pc"
+# The installed training example builds the way the README says (cc ... $(pkg-config ...)) and runs.
+# shellcheck disable=SC2086
+cc -o "$work/train_custom_module" "$prefix/share/ctorch/examples/train_custom_module.c" $flags
+(cd "$work/elsewhere" && LD_LIBRARY_PATH="$(dirname "$libdir")" CTORCH_DEVICE=cpu "$work/train_custom_module" >/dev/null) ||
+  fail "the installed examples/train_custom_module.c does not build and run against the installed ctorch"
 echo "install: the installed command trains; find_package(ctorch) and pkg-config work (source $source_dir)"

@@ -216,7 +216,7 @@ static ct_optimizer *make_adamw(ct_tensor *param)
 
 /* Three steps from the same parameter and gradients: the 16-bit parameter and state (rounded
  * after every step) stay within 4 units of float32's. Gradients are at least 0.1 in size:
- * float16 cannot hold 1e-3 g^2 of smaller ones (see README). */
+ * float16 cannot hold 1e-3 g^2 of smaller ones (see docs/design.md, 16-bit models). */
 static void steps_in_16_bits_follow_float32(ct_device device, ct_dtype dtype)
 {
     enum { N = 24, STEPS = 3 };
