@@ -47,8 +47,9 @@ static int parse(int argc, char **argv, eval_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--model", &v)) o->model = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --model, "
-                    "--device, --map-location, --data, --json (ctorch eval --help)\n", argv[i]);
+            static const char *const options[] = {"--checkpoint", "--model", "--device", "--map-location",
+                                                  "--data", "--scale", "--json", "--help", NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch eval --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE;

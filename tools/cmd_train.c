@@ -188,10 +188,12 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--clip-grad", &v)) g.clip_grad = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--amp", &v)) g.amp = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
-                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
-                    "--lr-schedule, --clip-grad, --amp, --save, --resume, --json, --allow-nonfinite, --tf32, --graph, "
-                    "--drop-last (ctorch train --help)\n", argv[i]);
+            static const char *const options[] = {
+                "--model", "--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--device",
+                "--data-parallel", "--data", "--scale", "--val-fraction", "--lr-schedule", "--clip-grad", "--amp",
+                "--save", "--resume", "--json", "--allow-nonfinite", "--tf32", "--graph", "--drop-last", "--help",
+                NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch train --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */

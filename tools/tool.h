@@ -17,6 +17,7 @@ int ct_cmd_generate(int argc, char **argv);
 int ct_cmd_convert(int argc, char **argv);
 
 #include "json_write.h" /* --json's lines */
+#include "option_suggest.h" /* "did you mean --lr-schedule?" */
 
 /* ---- options (tools/tool_args.c) ----
  * Exit statuses: 2 for a bad command line (and inputs that are missing), 1 for a failure while
