@@ -86,12 +86,21 @@ void ct_compile_stamp_write(const char *dir, const char *key)
     if (fd >= 0) close(fd);
 }
 
+/* A person watching (stderr a terminal), as progress bars do: logs and the tests' captured output
+ * stay as they were. CTORCH_COMPILE_NOTICE=1 or 0 says it or not, wherever stderr goes. */
+static bool wanted(void)
+{
+    const char *chosen = getenv("CTORCH_COMPILE_NOTICE");
+    if (chosen && chosen[0]) return strcmp(chosen, "0") != 0;
+    return isatty(STDERR_FILENO) && ct_get_log_level() >= CT_LOG_WARN;
+}
+
 void ct_compile_notice(const char *backend, const char *device, const char *name, const char *where)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static char said[64][32];
     static int said_count;
-    if (ct_get_log_level() < CT_LOG_WARN) return;
+    if (!wanted()) return;
     pthread_mutex_lock(&lock);
     bool first = true;
     for (int i = 0; i < said_count && first; i++) first = strcmp(said[i], device) != 0;

@@ -2,7 +2,9 @@
  * family as it is first used (seconds each with PoCL, 20-50 s for a training run), which otherwise
  * looks like a hang. Said once per device and process, on stderr, only when a compile happens:
  * each backend keeps a record of what it compiled (CUDA: its PTX cache; OpenCL: a stamp per family
- * built, as the driver's own cache cannot be asked). CTORCH_LOG=error silences it. */
+ * built, as the driver's own cache cannot be asked). Said when stderr is a terminal (unless
+ * CTORCH_LOG=error), as progress bars are; CTORCH_COMPILE_NOTICE=1 says it wherever stderr goes,
+ * CTORCH_COMPILE_NOTICE=0 never. */
 #ifndef CT_BACKEND_COMPILE_NOTICE_H
 #define CT_BACKEND_COMPILE_NOTICE_H
 
