@@ -6,6 +6,7 @@
 #include "cpu_report.h"
 #include "ctorch.h"
 #include "json_write.h"
+#include "option_suggest.h"
 
 /* Does the pattern pattern[0..length) match name (see ct_bench_selected)? */
 static bool pattern_matches(const char *pattern, size_t length, const char *name)
@@ -121,7 +122,9 @@ int ct_bench_main(int argc, char **argv)
                    usage, CT_BENCH_BIG_MIN_GIB, CT_BENCH_BIG_MIN_CPUS);
             return 0;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "ctorch bench: unknown option '%s'; %s\n", argv[i], usage);
+            static const char *const options[] = {"--json", "--device", "--quick", "--big", "--no-big", "--help",
+                                                  NULL};
+            ct_option_unknown("bench", "", argv[i], options, usage);
             return 2;
         } else {
             filter = argv[i];

@@ -55,8 +55,8 @@ int ct_cmd_convert(int argc, char **argv)
             if (!value || !ct_arg_int(COMMAND, "--heads", value, 1, 1 << 20, &heads)) return CT_EXIT_USAGE;
             options.n_head = heads;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "ctorch %s: unknown option '%s'\n", COMMAND, argv[i]);
-            usage(stderr);
+            static const char *const options[] = {"--format", "--from", "--heads", "--help", NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch convert --help");
             return CT_EXIT_USAGE;
         } else if (count < 2) {
             paths[count++] = argv[i];

@@ -12,6 +12,7 @@
 
 typedef struct eval_options {
     const char *checkpoint, *device, *map_location, *data, *model;
+    double scale; /* --scale; 0: the checkpoint's (or, without ctorch metadata, the data's default) */
     bool json;
 } eval_options;
 
@@ -26,6 +27,9 @@ static void usage(FILE *out)
                  "  --map-location MAP    where the saved tensors load: a device (cpu) or pairs such as\n"
                  "                        opencl:0=cpu,cuda:1=cpu (default: the devices they were saved from)\n"
                  "  --data FILE           the CSV file the model was trained on (default: the shipped digits)\n"
+                 "  --scale X             what the training multiplied features by, for a file without\n"
+                 "                        ctorch's metadata (default: 1/16 for the shipped digits, else 1);\n"
+                 "                        ctorch train's files keep theirs, and another is refused\n"
                  "  --json                one JSON line\n");
 }
 
@@ -46,9 +50,13 @@ static int parse(int argc, char **argv, eval_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--map-location", &v)) o->map_location = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--model", &v)) o->model = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--scale", &v)) {
+            if (v && !ct_arg_scale(COMMAND, v, &o->scale)) return CT_EXIT_USAGE;
+        }
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --model, "
-                    "--device, --map-location, --data, --json (ctorch eval --help)\n", argv[i]);
+            static const char *const options[] = {"--checkpoint", "--model", "--device", "--map-location",
+                                                  "--data", "--scale", "--json", "--help", NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch eval --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE;
@@ -88,8 +96,17 @@ static int evaluate(const eval_options *o, ct_device device)
                "tested on ctorch train's default split (seed %llu)\n", o->checkpoint,
                ct_train_model_name(checkpoint.kind), (long long)checkpoint.features, (long long)checkpoint.classes,
                (unsigned long long)checkpoint.split_seed);
+    /* The training's scale: another would test the model on inputs it never saw. */
+    double scale = checkpoint.feature_scale ? checkpoint.feature_scale : o->scale;
+    if (checkpoint.feature_scale && o->scale && o->scale != checkpoint.feature_scale) {
+        fprintf(stderr, "ctorch " COMMAND ": %s was trained on features x %g (its __metadata__'s "
+                CT_TRAIN_KEY_FEATURE_SCALE "), not --scale %g: eval applies the training's scale; leave out "
+                "--scale\n", o->checkpoint, checkpoint.feature_scale, o->scale);
+        ct_train_checkpoint_free(&checkpoint);
+        return CT_EXIT_USAGE;
+    }
     ct_train_data data;
-    if (ct_train_data_load(o->data, checkpoint.split_seed, &data) != CT_OK) {
+    if (ct_train_data_load_scaled(o->data, scale, checkpoint.split_seed, &data) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": %s\n", ct_train_error_message());
         ct_train_checkpoint_free(&checkpoint);
         return CT_EXIT_FAILURE;
@@ -116,12 +133,14 @@ static int evaluate(const eval_options *o, ct_device device)
             ct_json_add_string(line, "model", ct_train_model_name(checkpoint.kind));
             ct_json_add_string(line, "checkpoint", o->checkpoint);
             ct_json_add_number(line, "test_samples", (double)tested);
+            ct_json_add_number(line, "feature_scale", data.feature_scale);
             ct_json_add_number(line, "test_accuracy", accuracy);
             ct_json_print_line(stdout, line);
         } else {
             ct_tool_print_using(stdout, device);
-            printf("Test accuracy of the %s in %s: %.2f%% (%lld/%lld)\n", ct_train_model_name(checkpoint.kind),
-                   o->checkpoint, 100 * accuracy, (long long)llround(accuracy * (double)tested), (long long)tested);
+            printf("Test accuracy of the %s in %s: %.2f%% (%lld/%lld), features x %g\n",
+                   ct_train_model_name(checkpoint.kind), o->checkpoint, 100 * accuracy,
+                   (long long)llround(accuracy * (double)tested), (long long)tested, data.feature_scale);
         }
     }
     ct_train_data_free(&data);

@@ -75,9 +75,10 @@ int ct_cmd_generate(int argc, char **argv)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--device", &v)) device_text = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--map-location", &v)) map = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --checkpoint, --prompt, "
-                    "--prompt-tokens, --max-new-tokens, --temperature, --top-k, --seed, --device, --map-location, "
-                    "--print-tokens (ctorch generate --help)\n", argv[i]);
+            static const char *const options[] = {
+                "--checkpoint", "--prompt", "--prompt-tokens", "--max-new-tokens", "--temperature", "--top-k",
+                "--seed", "--device", "--map-location", "--print-tokens", "--help", NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch generate --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE;

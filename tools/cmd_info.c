@@ -129,7 +129,8 @@ int ct_cmd_info(int argc, char **argv)
                    "  --json    one JSON object\n");
             return 0;
         } else {
-            fprintf(stderr, "ctorch info: unknown option '%s'; usage: ctorch info [--json]\n", argv[i]);
+            static const char *const options[] = {"--json", "--help", NULL};
+            ct_option_unknown("info", "", argv[i], options, "usage: ctorch info [--json]");
             return 2;
         }
     }

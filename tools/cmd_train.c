@@ -1,7 +1,7 @@
 /* ctorch train: trains the mlp or the cnn on the digits data set (or --data FILE) on the best
  * device (or --device, or with DataParallel over --data-parallel's devices), prints each epoch (a
  * progress bar on a terminal), the test accuracy and the time, and saves a checkpoint with --save.
- * --json prints one JSON object per epoch and a last line {"device", "model", "epochs",
+ * --json prints one JSON object per epoch and a last line {"device", "model", "epochs", "feature_scale",
  * "final_loss", "test_accuracy", "seconds", "samples_per_second", "world_size"}, with
  * "data_parallel" (the devices' names) after "device" under DataParallel.
  * Under MPI's launcher with several processes (`mpirun -np 2 ctorch train`) each process is a rank
@@ -24,6 +24,7 @@
 typedef struct train_options {
     ct_train_config config;
     const char *device, *data_parallel, *data, *save, *resume;
+    double scale; /* --scale; 0: the data's default (ct_train_data_default_scale) */
     bool json, help, allow_nonfinite, tf32, graph, drop_last;
 } train_options;
 
@@ -43,6 +44,10 @@ static void usage(FILE *out)
             "                            opencl:0,opencl:1 (the model lives on the first), or opencl\n"
             "                            for every visible OpenCL device\n"
             "  --data FILE               a CSV file, label last (default: the shipped digits)\n"
+            "  --scale X                 multiply every feature by X, a number or a fraction such as\n"
+            "                            1/255 (default: 1/16 for the shipped digits, whose pixels are\n"
+            "                            0..16; 1 for any other CSV, read as it is); eval applies the\n"
+            "                            same, kept in the checkpoint\n"
             "  --val-fraction F          hold out the fraction F (0 to below 1) of the training set, chosen\n"
             "                            by --seed, and report its accuracy after every epoch (default 0:\n"
             "                            none)\n"
@@ -181,6 +186,9 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--device", &v)) o->device = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data-parallel", &v)) o->data_parallel = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--scale", &v)) {
+            if (v && !ct_arg_scale(COMMAND, v, &o->scale)) return CT_EXIT_USAGE;
+        }
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--save", &v)) o->save = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--resume", &v)) o->resume = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--val-fraction", &v)) g.val_fraction = v;
@@ -188,10 +196,12 @@ static int parse(int argc, char **argv, const ct_tool_job *job, train_options *o
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--clip-grad", &v)) g.clip_grad = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--amp", &v)) g.amp = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s'; the options are --model, --epochs, "
-                    "--batch-size, --lr, --optimizer, --seed, --device, --data-parallel, --data, --val-fraction, "
-                    "--lr-schedule, --clip-grad, --amp, --save, --resume, --json, --allow-nonfinite, --tf32, --graph, "
-                    "--drop-last (ctorch train --help)\n", argv[i]);
+            static const char *const options[] = {
+                "--model", "--epochs", "--batch-size", "--lr", "--optimizer", "--seed", "--device",
+                "--data-parallel", "--data", "--scale", "--val-fraction", "--lr-schedule", "--clip-grad", "--amp",
+                "--save", "--resume", "--json", "--allow-nonfinite", "--tf32", "--graph", "--drop-last", "--help",
+                NULL};
+            ct_option_unknown(COMMAND, "", argv[i], options, "ctorch train --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE; /* the option's value was missing: reported */
@@ -381,15 +391,17 @@ static void print_header(const train_options *o, const ct_tool_job *job, const c
     if (o->config.amp != CT_F32)
         snprintf(extras + used, sizeof extras - (size_t)used, ", autocast in %s", ct_dtype_name(o->config.amp));
     printf("Training %s (%lld parameters) on %lld samples%s, testing on %lld: %d epoch%s, batch %lld%s, %s lr %g%s, "
-           "seed %llu\n", ct_train_model_name(o->config.model), (long long)ct_module_num_parameters(model),
+           "seed %llu, features x %g (--scale)\n", ct_train_model_name(o->config.model),
+           (long long)ct_module_num_parameters(model),
            (long long)ct_dataset_size(data->train), val, (long long)ct_dataset_size(data->test), o->config.epochs,
            o->config.epochs == 1 ? "" : "s", (long long)o->config.batch_size, split,
-           ct_train_optimizer_name(o->config.optimizer), o->config.lr, extras, (unsigned long long)o->config.seed);
+           ct_train_optimizer_name(o->config.optimizer), o->config.lr, extras, (unsigned long long)o->config.seed,
+           data->feature_scale);
     fflush(stdout);
 }
 
 static void print_json_summary(const train_options *o, const ct_tool_job *job, const ct_train_result *result,
-                               double seconds)
+                               double seconds, double feature_scale)
 {
     char name[CT_DEVICE_STRING_MAX];
     cJSON *line = ct_json_object();
@@ -402,6 +414,7 @@ static void print_json_summary(const train_options *o, const ct_tool_job *job, c
     }
     ct_json_add_string(line, "model", ct_train_model_name(o->config.model));
     ct_json_add_number(line, "epochs", o->config.epochs);
+    ct_json_add_number(line, "feature_scale", feature_scale);
     ct_json_add_number(line, "final_loss", result->final_loss);
     ct_json_add_number(line, "test_accuracy", result->test_accuracy);
     ct_json_add_number(line, "seconds", seconds);
@@ -415,7 +428,7 @@ static void print_json_summary(const train_options *o, const ct_tool_job *job, c
 static int train(const train_options *o, const ct_tool_job *job, double start)
 {
     ct_train_data data;
-    if (ct_train_data_load(o->data, o->config.seed, &data) != CT_OK)
+    if (ct_train_data_load_scaled(o->data, o->scale, o->config.seed, &data) != CT_OK)
         return ct_tool_job_fail(COMMAND, job, o->data ? CT_EXIT_USAGE : CT_EXIT_FAILURE, ct_train_error_message());
     /* Options that do not fit the data are the command line's errors: status 2. */
     if (ct_train_data_hold_out(&data, o->config.val_fraction, o->config.seed) != CT_OK) {
@@ -478,7 +491,7 @@ static int train(const train_options *o, const ct_tool_job *job, double start)
     ct_train_state_free(&resumed);
     double seconds = now_seconds() - start;
     if (exit_status == 0 && speaks && o->json) {
-        print_json_summary(o, job, &result, seconds);
+        print_json_summary(o, job, &result, seconds, data.feature_scale);
     } else if (exit_status == 0 && speaks) {
         int64_t tested = ct_dataset_size(data.test);
         printf("Test accuracy: %.2f%% (%lld/%lld)\n", 100 * result.test_accuracy,

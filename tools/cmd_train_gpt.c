@@ -164,11 +164,13 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--save", &v)) o->save = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--resume", &v)) o->resume = v;
         else {
-            fprintf(stderr, "ctorch " COMMAND ": unknown option '%s' for --model gpt; the options are --data, "
-                    "--layers, --heads, --channels, --seq-len, --steps, --batch-size, --grad-accum, --lr, "
-                    "--weight-decay, --lr-schedule, --clip-grad, --eval-every, --eval-batches, --val-fraction, "
-                    "--data-order, --init, --map-location, --save, --resume, --seed, --device, --data-parallel, "
-                    "--amp, --tf32, --graph, --sample, --json (ctorch train --model gpt --help)\n", argv[i]);
+            static const char *const options[] = {
+                "--data", "--layers", "--heads", "--channels", "--seq-len", "--steps", "--batch-size",
+                "--grad-accum", "--lr", "--weight-decay", "--lr-schedule", "--clip-grad", "--eval-every",
+                "--eval-batches", "--val-fraction", "--data-order", "--init", "--map-location", "--save", "--resume",
+                "--seed", "--device", "--data-parallel", "--amp", "--tf32", "--graph", "--sample", "--json",
+                "--help", NULL};
+            ct_option_unknown(COMMAND, " for --model gpt", argv[i], options, "ctorch train --model gpt --help");
             return CT_EXIT_USAGE;
         }
         if (!v) return CT_EXIT_USAGE;

@@ -17,6 +17,7 @@ int ct_cmd_generate(int argc, char **argv);
 int ct_cmd_convert(int argc, char **argv);
 
 #include "json_write.h" /* --json's lines */
+#include "option_suggest.h" /* "did you mean --lr-schedule?" */
 
 /* ---- options (tools/tool_args.c) ----
  * Exit statuses: 2 for a bad command line (and inputs that are missing), 1 for a failure while
@@ -34,6 +35,8 @@ bool ct_arg_int(const char *command, const char *option, const char *text, long 
 bool ct_arg_uint64(const char *command, const char *option, const char *text, uint64_t *out);
 bool ct_arg_double(const char *command, const char *option, const char *text, double min, double max,
                    double *out);
+/* `--scale`: a number above 0, or a fraction written A/B ("1/16", "1/255"). */
+bool ct_arg_scale(const char *command, const char *text, double *out);
 /* A file that exists and can be read. */
 bool ct_arg_readable_file(const char *command, const char *option, const char *path);
 

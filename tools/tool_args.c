@@ -71,6 +71,27 @@ bool ct_arg_double(const char *command, const char *option, const char *text, do
     return true;
 }
 
+bool ct_arg_scale(const char *command, const char *text, double *out)
+{
+    const char *slash = strchr(text, '/');
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    bool read = *text != '\0' && !errno && (slash ? end == slash : *end == '\0');
+    if (read && slash) {
+        double divisor = strtod(slash + 1, &end);
+        read = slash[1] != '\0' && *end == '\0' && !errno && divisor > 0;
+        value = read ? value / divisor : value;
+    }
+    if (!read || !isfinite(value) || value <= 0) {
+        fprintf(stderr, "ctorch %s: --scale '%s' is not a number above 0 or a fraction such as 1/16 (what every "
+                "feature is multiplied by)\n", command, text);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
 bool ct_arg_readable_file(const char *command, const char *option, const char *path)
 {
     struct stat st;

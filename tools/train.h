@@ -57,11 +57,21 @@ typedef struct ct_train_data {
     ct_dataset *train, *test;
     ct_dataset *val; /* held out of the training set by ct_train_data_hold_out; NULL when none */
     int64_t features, classes;
+    double feature_scale; /* every feature was multiplied by it (`--scale`) */
 } ct_train_data;
 
-/* Reads path (NULL: the shipped digits, ct_default_dataset_path) with the digits' scale (features
- * / 16; the same for any CSV: `ctorch train --data` expects values 0..16 as digits has) and splits
- * it with the seed: CT_TRAIN_TEST_FRACTION of it for testing. */
+/* The digits' pixels are 0..16: 1/16 puts them in [0, 1]. Every checkpoint saved before `--scale`
+ * was trained on features times this, whatever its CSV. */
+#define CT_TRAIN_DIGITS_SCALE (1.0 / 16)
+/* `--scale`'s default for path (NULL: the shipped digits): CT_TRAIN_DIGITS_SCALE for the shipped
+ * digits (NULL, or another name of that file), 1 for any other CSV, read as it is, as a PyTorch
+ * DataLoader over one's own tensors would. */
+double ct_train_data_default_scale(const char *path);
+/* Reads path (NULL: the shipped digits, ct_default_dataset_path) with features times scale (0:
+ * ct_train_data_default_scale's) and splits it with the seed: CT_TRAIN_TEST_FRACTION of it for
+ * testing. */
+ct_status ct_train_data_load_scaled(const char *path, double scale, uint64_t split_seed, ct_train_data *out);
+/* ct_train_data_load_scaled with the default scale. */
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out);
 void ct_train_data_free(ct_train_data *data); /* NULL-safe; leaves the struct empty */
 /* FNV-1a over a dataset's features and labels (what ranks and --resume compare: another file, or
@@ -305,7 +315,14 @@ typedef struct ct_train_checkpoint {
     int64_t features, classes;
     uint64_t split_seed;
     bool inferred; /* no ctorch metadata: the model read from the tensors, the default split */
+    /* What the training multiplied features by: "ctorch.train.feature_scale", CT_TRAIN_DIGITS_SCALE
+     * for a file saved before it was kept (all were trained so), 0 when unknown (inferred). */
+    double feature_scale;
 } ct_train_checkpoint;
+
+#define CT_TRAIN_KEY_FEATURE_SCALE "ctorch.train.feature_scale"
+/* Keeps scale in sd's __metadata__ (ct_train_format_number's digits). */
+ct_status ct_train_checkpoint_set_scale(ct_state_dict *sd, double scale);
 
 /* Loads path through map_location (ct_load's; NULL keeps the saved devices), rebuilds the model
  * its metadata names (without metadata: the one its tensors make, see below) and loads the weights

@@ -3,6 +3,7 @@
  * the model and test it on the samples it was not trained on. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,30 @@ ct_status ct_train_checkpoint_save(const ct_module *model, ct_train_model kind, 
     return status;
 }
 
+ct_status ct_train_checkpoint_set_scale(ct_state_dict *sd, double scale)
+{
+    char text[32];
+    ct_train_format_number(scale, text, sizeof text);
+    return ct_state_dict_set_metadata(sd, CT_TRAIN_KEY_FEATURE_SCALE, text);
+}
+
+/* The training's feature scale: the file's, or, saved before it was kept, the 1/16 every run
+ * applied then. false when the file's is not a positive finite number. */
+static bool metadata_scale(const ct_state_dict *sd, double *out)
+{
+    const char *text = ct_state_dict_metadata(sd, CT_TRAIN_KEY_FEATURE_SCALE);
+    if (!text) {
+        *out = CT_TRAIN_DIGITS_SCALE;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (*text == '\0' || *end || errno || !isfinite(value) || value <= 0) return false;
+    *out = value;
+    return true;
+}
+
 /* The metadata value key of sd as an unsigned integer, no larger than max. */
 static bool metadata_number(const ct_state_dict *sd, const char *key, uint64_t max, uint64_t *out)
 {
@@ -84,6 +109,9 @@ static ct_status read_metadata(const ct_state_dict *sd, const char *path, const 
         !metadata_number(sd, KEY_SPLIT_SEED, UINT64_MAX, &out->split_seed))
         return ct_train_fail(CT_ERR_IO, "%s: its __metadata__ lacks a number (within bounds) for '"
                              KEY_FEATURES "', '" KEY_CLASSES "' or '" KEY_SPLIT_SEED "'", path);
+    if (!metadata_scale(sd, &out->feature_scale))
+        return ct_train_fail(CT_ERR_IO, "%s: its __metadata__'s '" CT_TRAIN_KEY_FEATURE_SCALE "' is '%s', not a "
+                             "number above 0", path, ct_state_dict_metadata(sd, CT_TRAIN_KEY_FEATURE_SCALE));
     out->features = (int64_t)features;
     out->classes = (int64_t)classes;
     return CT_OK;

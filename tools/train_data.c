@@ -1,6 +1,7 @@
 /* The data of `ctorch train`: a CSV file (the shipped digits by default), split with a seed. */
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "train.h"
 
@@ -27,15 +28,32 @@ static int64_t distinct_labels(const ct_dataset *ds)
     return distinct;
 }
 
+double ct_train_data_default_scale(const char *path)
+{
+    if (!path) return CT_TRAIN_DIGITS_SCALE;
+    const char *digits = ct_default_dataset_path();
+    struct stat a, b;
+    bool same = digits && stat(path, &a) == 0 && stat(digits, &b) == 0 && a.st_dev == b.st_dev &&
+                a.st_ino == b.st_ino;
+    if (!digits) ct_clear_error(); /* not finding the digits only means path is not them */
+    return same ? CT_TRAIN_DIGITS_SCALE : 1.0;
+}
+
 ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_data *out)
 {
+    return ct_train_data_load_scaled(path, 0, split_seed, out);
+}
+
+ct_status ct_train_data_load_scaled(const char *path, double scale, uint64_t split_seed, ct_train_data *out)
+{
     *out = (ct_train_data){0};
+    if (scale == 0) scale = ct_train_data_default_scale(path);
     if (!path) {
         path = ct_default_dataset_path();
         if (!path) return ct_train_fail_library("the digits data set");
     }
     ct_csv_options options = ct_csv_options_default();
-    options.feature_scale = 1.0 / 16; /* digits' pixels are 0..16 */
+    options.feature_scale = scale;
     ct_dataset *all = ct_csv_dataset_load(path, &options);
     if (!all) return ct_train_fail_library("reading the data");
     int64_t classes = ct_dataset_num_classes(all);
@@ -56,6 +74,7 @@ ct_status ct_train_data_load(const char *path, uint64_t split_seed, ct_train_dat
     ct_status status = ct_dataset_split(all, CT_TRAIN_TEST_FRACTION, split_seed, &out->train, &out->test);
     out->features = ct_dataset_num_features(all);
     out->classes = classes;
+    out->feature_scale = scale;
     ct_dataset_free(all);
     if (status != CT_OK) return ct_train_fail_library("splitting the data");
     return CT_OK;

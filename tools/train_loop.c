@@ -331,9 +331,10 @@ static ct_status train_epochs(ct_module *model, ct_module *net, ct_module *evalu
         /* A diverged model's weights are not finite either: stop rather than train (and save) it. */
         if (!isfinite(stats.loss) && !config->allow_nonfinite)
             status = ct_train_fail(CT_ERR_INVALID_ARGUMENT, "epoch %d of %d: the mean training loss is %g: "
-                                   "training diverged (try a smaller --lr; inputs are scaled by 1/16, as "
-                                   "digits' 0..16); stopped, nothing saved (--allow-nonfinite goes on)",
-                                   epoch, config->epochs, stats.loss);
+                                   "training diverged (try a smaller --lr, or a --scale that brings the "
+                                   "features near [-1, 1]; they are multiplied by %g); stopped, nothing saved "
+                                   "(--allow-nonfinite goes on)", epoch, config->epochs, stats.loss,
+                                   data->feature_scale);
         if (status != CT_OK) break;
         if (observer && observer->on_state) {
             ct_train_state now = {0};

@@ -94,6 +94,7 @@ ct_status ct_train_checkpoint_save_run(const ct_module *model, const ct_train_da
     ct_status status = CT_OK;
     for (int i = 0; status == CT_OK && i < RUN_OPTION_COUNT; i++)
         status = ct_state_dict_set_metadata(sd, options[i].key, options[i].value);
+    if (status == CT_OK) status = ct_train_checkpoint_set_scale(sd, data->feature_scale);
     if (status == CT_OK) status = set_number(sd, KEY_EPOCH, state->epoch);
     if (status == CT_OK) status = set_number(sd, KEY_EPOCHS, config->epochs);
     if (status == CT_OK) status = set_number(sd, KEY_SCHEDULE_STEPS, (long long)state->schedule_steps);
@@ -168,6 +169,16 @@ static ct_status check_run(const char *path, const ct_state_dict *sd, const ct_t
                                  "run has %s %s: resume with the options of the run that saved it", path,
                                  options[i].option, saved ? saved : "(none)", options[i].option, options[i].value);
     }
+    /* Saved before --scale: every run multiplied the features by 1/16. */
+    char scale[32], saved_scale[32];
+    const char *kept = ct_state_dict_metadata(sd, CT_TRAIN_KEY_FEATURE_SCALE);
+    ct_train_format_number(data->feature_scale, scale, sizeof scale);
+    if (kept) snprintf(saved_scale, sizeof saved_scale, "%s", kept);
+    else ct_train_format_number(CT_TRAIN_DIGITS_SCALE, saved_scale, sizeof saved_scale);
+    if (strcmp(saved_scale, scale))
+        return ct_train_fail(CT_ERR_INVALID_ARGUMENT, "--resume %s was saved by a run with --scale %s, and this "
+                             "run has --scale %s: resume with the options of the run that saved it", path,
+                             saved_scale, scale);
     const char *saved_checksum = ct_state_dict_metadata(sd, KEY_DATA_CHECKSUM);
     if (!metadata_count(sd, KEY_TRAIN_SAMPLES, INT64_MAX, &samples) || !saved_checksum)
         return ct_train_fail(CT_ERR_IO, "--resume %s holds no '%s' (a count) or '%s' in its __metadata__: the "

@@ -2,7 +2,8 @@
  * and a bench FILTER that matches nothing exit 2 with a message, a --map-location naming a device
  * that is not here exits 2 as other bad options do; --json lines are valid JSON when a number is
  * not finite (null, and "<name>_nonfinite"); training that diverges stops with exit 1 naming the
- * epoch and saves nothing, unless --allow-nonfinite. */
+ * epoch and saves nothing, unless --allow-nonfinite; a misspelt option names the one meant, in
+ * every command, and lists them all only when none is near. */
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,6 +142,38 @@ static void diverging_training_stops_and_saves_nothing(void **state)
     unlink(csv);
 }
 
+/* Exit 2 and "did you mean" the option meant, without the list; out must lack "the options are". */
+static void expect_suggestion(const char *args, const char *meant)
+{
+    int got;
+    char *out = run_tool(args, true, &got);
+    char want[128];
+    snprintf(want, sizeof want, "did you mean %s?", meant);
+    if (got != 2) fail_msg("ctorch %s: status %d, want 2: %s", args, got, out);
+    if (!strstr(out, want) || strstr(out, "the options are"))
+        fail_msg("ctorch %s: want only '%s': %s", args, want, out);
+    free(out);
+}
+
+static void a_misspelt_option_names_the_one_meant(void **state)
+{
+    (void)state;
+    expect_suggestion("train --lr-schedul cosine", "--lr-schedule");
+    expect_suggestion("train --epohcs=3", "--epochs");   /* two letters swapped, with =value */
+    expect_suggestion("train --batch 8", "--batch-size"); /* the only option it begins */
+    expect_suggestion("train --sacle 1", "--scale");
+    expect_suggestion("train --model gpt --step 3", "--steps");
+    expect_suggestion("eval --chekpoint x.ct", "--checkpoint");
+    expect_suggestion("eval --map_location cpu", "--map-location");
+    expect_suggestion("bench --quik", "--quick");
+    expect_suggestion("info --jsn", "--json");
+    expect_suggestion("generate --top_k 3", "--top-k");
+    expect_suggestion("convert --hedas 2 a b", "--heads");
+    /* nothing near: every option, as before */
+    expect("train --frobnicate", 2, "the options are --model, --epochs");
+    expect("train --model gpt --epochs 3", 2, "for --model gpt; the options are --data");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +181,7 @@ int main(void)
         cmocka_unit_test(stray_arguments_and_empty_filters_exit_two),
         cmocka_unit_test(a_map_location_to_a_missing_device_exits_two),
         cmocka_unit_test(diverging_training_stops_and_saves_nothing),
+        cmocka_unit_test(a_misspelt_option_names_the_one_meant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "backend/compile_log.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
+#include "backend/compile_notice.h"
 #include "backend/cuda/cuda_kernel_cache.h"
 #include "backend/family_sources.h"
 #include "core/core_internal.h"
@@ -117,6 +118,13 @@ static ct_status build_module(int index, int family, CUmodule *module)
     }
     ct_status status = CT_OK;
     if (result != CUDA_SUCCESS) {
+        char device_text[32], cache[1024], where[1100];
+        snprintf(device_text, sizeof device_text, "cuda:%d", index);
+        if (ct_cuda_kernel_cache_dir(cache, sizeof cache)[0])
+            snprintf(where, sizeof where, "cached in %s", cache);
+        else
+            snprintf(where, sizeof where, "CTORCH_CUDA_CACHE_DIR is empty: not cached");
+        ct_compile_notice("CUDA", device_text, device->name, where);
         free(ptx);
         status = compile(index, family, nvrtc, text, options, (int)CT_ARRAY_LEN(options), &ptx);
         if (status == CT_OK) result = ct_cu->cuModuleLoadData(module, ptx);

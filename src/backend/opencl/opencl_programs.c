@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/compile_log.h"
+#include "backend/compile_notice.h"
 #include "backend/family_sources.h"
 #include "backend/opencl/opencl_internal.h"
 #include "core/core_internal.h"
@@ -43,6 +44,16 @@ static ct_status build_program(int index, int family, cl_program *out)
     if (!text)
         return ct_error(CT_ERR_OUT_OF_MEMORY, "opencl:%d: no host memory for kernel source", index);
     const char *parts[] = {text};
+    /* The driver caches the build (PoCL in POCL_CACHE_DIR) but cannot be asked whether it has it: a
+     * stamp per family, device and driver built says whether this is a first run. */
+    const char *key_parts[] = {text, CT_OPENCL_BUILD_OPTIONS, device->name, device->vendor, device->driver_version};
+    char key[CT_COMPILE_KEY_SIZE], records[1024], device_text[32];
+    ct_compile_key(key_parts, (int)CT_ARRAY_LEN(key_parts), key);
+    ct_compile_cache_dir("CTORCH_OPENCL_CACHE_DIR", "opencl", records, sizeof records);
+    if (!ct_compile_stamp_exists(records, key)) {
+        snprintf(device_text, sizeof device_text, "opencl:%d", index);
+        ct_compile_notice("OpenCL", device_text, device->name, "the OpenCL driver caches them");
+    }
     cl_int status;
     cl_program program = clCreateProgramWithSource(device->context, 1, parts, NULL, &status);
     free(text);
@@ -53,6 +64,7 @@ static ct_status build_program(int index, int family, cl_program *out)
         clReleaseProgram(program);
         return result;
     }
+    ct_compile_stamp_write(records, key);
     *out = program;
     return CT_OK;
 }
