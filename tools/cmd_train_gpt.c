@@ -16,7 +16,7 @@
 
 typedef struct gpt_options {
     ct_gpt_train_config config;
-    const char *device, *data_parallel, *data, *save, *resume, *init, *map_location;
+    const char *device, *data_parallel, *data, *val_data, *save, *resume, *init, *map_location;
     bool json, help, tf32, model_given;
     int64_t sample_tokens;
 } gpt_options;
@@ -35,12 +35,14 @@ static void usage(FILE *out)
             "  --grad-accum K            micro-batches per step, their gradients summed (default 1)\n"
             "  --lr X                    the peak learning rate (default %g)\n"
             "  --weight-decay X          AdamW's, on the 2-D weights only (default %g; 0 turns it off)\n"
+            "  --betas B1,B2             AdamW's betas, each from 0 to below 1 (default %g,%g; llm.c's 0.9,0.999)\n"
             "  --lr-schedule S           warmup-cosine:WARMUP[:MIN_LR_FACTOR] (default warmup-cosine:%lld:%g),\n"
             "                            or none\n"
             "  --clip-grad MAX_NORM      clip the gradients' 2-norm (default %g; 0 turns it off)\n"
             "  --eval-every N --eval-batches M  validation loss every N steps over M batches (default %lld,\n"
             "                            %lld; it is always measured after the last step)\n"
             "  --val-fraction F          the file's last fraction F validates (default 0.1)\n"
+            "  --val-data FILE           validate on FILE instead (llm.c's separate val tokens); --data all trains\n"
             "  --data-order random|sequential  windows at random offsets from --seed, or one after another\n"
             "                            as llm.c's loader (default random)\n"
             "  --init FILE               start from a GPT checkpoint: nanoGPT's or Hugging Face's safetensors,\n"
@@ -60,13 +62,13 @@ static void usage(FILE *out)
             "Under mpirun -np N every process trains a DDP replica on its own windows: --batch-size is per\n"
             "process.\n",
             (long long)d.model.n_layer, (long long)d.model.n_head, (long long)d.model.n_embd, (long long)d.seq_len,
-            (long long)d.steps, (long long)d.batch_size, d.lr, d.weight_decay, (long long)d.warmup, d.min_lr_factor,
+            (long long)d.steps, (long long)d.batch_size, d.lr, d.weight_decay, d.beta1, d.beta2, (long long)d.warmup, d.min_lr_factor,
             d.clip_grad, (long long)d.eval_every, (long long)d.eval_batches, (unsigned long long)d.seed);
 }
 
 typedef struct given {
     const char *layers, *heads, *channels, *seq_len, *steps, *batch_size, *grad_accum, *lr, *weight_decay,
-        *lr_schedule, *clip_grad, *eval_every, *eval_batches, *val_fraction, *data_order, *seed, *amp, *sample;
+        *lr_schedule, *clip_grad, *eval_every, *eval_batches, *val_fraction, *data_order, *seed, *amp, *sample, *betas;
 } given;
 
 static bool parse_count(const char *option, const char *text, long long min, long long max, int64_t *out)
@@ -121,6 +123,23 @@ static bool parse_schedule(const char *text, ct_gpt_train_config *c)
     return false;
 }
 
+/* B1,B2: AdamW's betas, each in [0, 1) */
+static bool parse_betas(const char *text, ct_gpt_train_config *c)
+{
+    char *end = NULL, *tail = NULL;
+    errno = 0;
+    double b1 = strtod(text, &end), b2 = NAN;
+    if (end != text && *end == ',') b2 = strtod(end + 1, &tail);
+    if (!errno && tail && tail != end + 1 && *tail == '\0' && b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1) {
+        c->beta1 = b1;
+        c->beta2 = b2;
+        return true;
+    }
+    fprintf(stderr, "ctorch " COMMAND ": --betas '%s' is not B1,B2 (AdamW's betas, each from 0 to below 1, as "
+            "0.9,0.999)\n", text);
+    return false;
+}
+
 static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
 {
     given g = {0};
@@ -141,6 +160,8 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data-parallel", &v)) o->data_parallel = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data-order", &v)) g.data_order = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--data", &v)) o->data = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--val-data", &v)) o->val_data = v;
+        else if (ct_arg_option(COMMAND, argc, argv, &i, "--betas", &v)) g.betas = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--layers", &v)) g.layers = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--heads", &v)) g.heads = v;
         else if (ct_arg_option(COMMAND, argc, argv, &i, "--channels", &v)) g.channels = v;
@@ -166,7 +187,7 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
         else {
             static const char *const options[] = {
                 "--data", "--layers", "--heads", "--channels", "--seq-len", "--steps", "--batch-size",
-                "--grad-accum", "--lr", "--weight-decay", "--lr-schedule", "--clip-grad", "--eval-every",
+                "--grad-accum", "--lr", "--weight-decay", "--betas", "--val-data", "--lr-schedule", "--clip-grad", "--eval-every",
                 "--eval-batches", "--val-fraction", "--data-order", "--init", "--map-location", "--save", "--resume",
                 "--seed", "--device", "--data-parallel", "--amp", "--tf32", "--graph", "--sample", "--json",
                 "--help", NULL};
@@ -211,7 +232,11 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
         }
         c->order = g.data_order[0] == 's' ? CT_TOKEN_ORDER_SEQUENTIAL : CT_TOKEN_ORDER_RANDOM;
     }
-    o->config.beta2 = 0.99;
+    if (g.betas && !parse_betas(g.betas, c)) return CT_EXIT_USAGE;
+    if (o->val_data && g.val_fraction) {
+        fprintf(stderr, "ctorch " COMMAND ": --val-data validates on its own file; leave out --val-fraction\n");
+        return CT_EXIT_USAGE;
+    }
     double fraction = 0.1;
     if (g.val_fraction) {
         char *end;
@@ -222,9 +247,10 @@ static int parse(int argc, char **argv, const ct_tool_job *job, gpt_options *o)
             return CT_EXIT_USAGE;
         }
     }
-    c->val_fraction = fraction;
-    const char *files[3][2] = {{"--resume", o->resume}, {"--data", o->data}, {"--init", o->init}};
-    for (int i = 0; i < 3; i++)
+    c->val_fraction = o->val_data ? 0 : fraction;
+    const char *files[4][2] = {{"--resume", o->resume}, {"--data", o->data}, {"--init", o->init},
+                               {"--val-data", o->val_data}};
+    for (int i = 0; i < 4; i++)
         if (files[i][1] && !ct_arg_readable_file(COMMAND, files[i][0], files[i][1])) return CT_EXIT_USAGE;
     if (o->save && job->rank == 0 && ct_save_check_path(o->save) != CT_OK) {
         fprintf(stderr, "ctorch " COMMAND ": --save: %s\n", ct_last_error_message());
@@ -351,6 +377,7 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
     /* the options first (the message names them), then the data against them */
     if (ct_gpt_train_check(c, NULL) != CT_OK ||
         ct_gpt_tokens_load(path, c->model.vocab_size, c->val_fraction, &tokens) != CT_OK ||
+        (o->val_data && ct_gpt_tokens_load_val(o->val_data, c->model.vocab_size, &tokens) != CT_OK) ||
         ct_gpt_train_check(c, &tokens) != CT_OK)
         return fail(job, CT_EXIT_USAGE, model, &tokens);
     if (!model) {
@@ -377,16 +404,17 @@ static int train(gpt_options *o, const ct_tool_job *job, double start)
     }
     if (speaks && !o->json) {
         printf("Training a GPT (%lld layers, %lld heads, %lld channels, vocabulary %lld: %.2fM parameters) on %s: "
-               "%lld tokens, %lld held out; %lld steps of %lld x %lld x %lld tokens%s, AdamW lr %g, weight decay %g",
+               "%lld tokens, %lld held out; %lld steps of %lld x %lld x %lld tokens%s, AdamW lr %g, betas %g/%g, weight decay %g",
                (long long)c->model.n_layer, (long long)c->model.n_head, (long long)c->model.n_embd,
                (long long)c->model.vocab_size, (double)parameters / 1e6, path, (long long)ct_token_data_size(tokens.train),
                (long long)(tokens.val ? ct_token_data_size(tokens.val) : 0), (long long)c->steps, (long long)c->grad_accum,
                (long long)c->batch_size, (long long)c->seq_len, job->distributed ? " per process" : "", c->lr,
-               c->weight_decay);
+               c->beta1, c->beta2, c->weight_decay);
         if (c->schedule) printf(", warm-up %lld then cosine to %g x", (long long)c->warmup, c->min_lr_factor);
         if (c->clip_grad > 0) printf(", clip %g", c->clip_grad);
         if (c->amp != CT_F32) printf(", autocast %s", ct_dtype_name(c->amp));
         printf(", seed %llu\n", (unsigned long long)c->seed);
+        if (o->val_data) printf("Validating on %s\n", o->val_data);
         if (o->resume) printf("Resuming %s after step %lld\n", o->resume, (long long)resumed.step);
         fflush(stdout);
     }

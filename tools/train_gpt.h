@@ -28,6 +28,8 @@ bool ct_gpt_is_token_file(const char *path);
  * splits off the last val_fraction (0 to below 1) of it; the library's error recorded
  * (CT_ERR_IO for a bad file, CT_ERR_INVALID_ARGUMENT for an id at or above the vocabulary). */
 ct_status ct_gpt_tokens_load(const char *path, int64_t vocab_size, double val_fraction, ct_gpt_tokens *out);
+/* --val-data: path (the same kind of file, the same vocabulary) replaces tokens->val. */
+ct_status ct_gpt_tokens_load_val(const char *path, int64_t vocab_size, ct_gpt_tokens *tokens);
 void ct_gpt_tokens_free(ct_gpt_tokens *tokens); /* NULL-safe */
 /* The shipped Shakespeare (ct_default_text_path); NULL recorded when it is not found. */
 const char *ct_gpt_default_text_path(void);

@@ -13,7 +13,7 @@
 #define KEY_STEP "ctorch.gpt.step"
 
 /* The options that fix a resumed run's numbers, as text that compares equal for equal values. */
-enum { RUN_OPTIONS = 11 };
+enum { RUN_OPTIONS = 12 };
 typedef struct run_option {
     const char *key, *option;
     char value[64];
@@ -39,6 +39,7 @@ static void run_options(const ct_gpt_train_config *c, run_option out[RUN_OPTIONS
     OPTION("seed", "--seed", "%" PRIu64, c->seed);
     OPTION("data_order", "--data-order", "%s", c->order == CT_TOKEN_ORDER_SEQUENTIAL ? "sequential" : "random");
     OPTION("amp", "--amp", "%s", ct_train_amp_name(c->amp));
+    OPTION("betas", "--betas", "%.17g,%.17g", c->beta1, c->beta2);
 #undef OPTION
 }
 

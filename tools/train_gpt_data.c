@@ -42,6 +42,18 @@ ct_status ct_gpt_tokens_load(const char *path, int64_t vocab_size, double val_fr
     return CT_OK;
 }
 
+ct_status ct_gpt_tokens_load_val(const char *path, int64_t vocab_size, ct_gpt_tokens *tokens)
+{
+    bool is_text = !ct_gpt_is_token_file(path);
+    if (vocab_size == 0) vocab_size = is_text ? CT_GPT_TEXT_VOCAB : CT_GPT2_VOCAB;
+    ct_token_data *val = ct_token_data_load(path, is_text && vocab_size >= 256 ? 0 : vocab_size);
+    if (!val) return ct_train_fail_library("--val-data");
+    ct_token_data_free(tokens->val);
+    tokens->val = val;
+    tokens->count = ct_token_data_size(tokens->train) + ct_token_data_size(val);
+    return CT_OK;
+}
+
 const char *ct_gpt_default_text_path(void)
 {
     const char *path = ct_default_text_path();
