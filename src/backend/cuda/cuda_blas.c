@@ -16,6 +16,7 @@
  * takes effect at the next one; float64, float16 and bfloat16 products always run in the default
  * math (which lets 16-bit products use the tensor cores). */
 #include <stdio.h>
+#include <string.h>
 
 #include "backend/cuda/cuda_internal.h"
 #include "core/core_internal.h"
@@ -122,7 +123,9 @@ ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *g)
                         "to compute", g->k);
     char reason[512];
     const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason);
-    if (!cublas) return ct_error(CT_ERR_BACKEND, "cuda:%d: matrix products need cuBLAS: %s", index, reason);
+    if (!cublas)
+        return ct_error(strstr(reason, "out of memory") ? CT_ERR_OUT_OF_MEMORY : CT_ERR_BACKEND,
+                        "cuda:%d: matrix products need cuBLAS: %s", index, reason);
     ct_status status = ct_cuda_enter(index);
     if (status != CT_OK) return status;
 

@@ -14,6 +14,15 @@
 #define CTORCH_CUDA_TOOLKIT_LIBDIR "" /* the build saw no toolkit folder: the search path only */
 #endif
 
+/* A library the address space cannot hold (ulimit -v) is not "not found": the loader says
+ * "failed to map segment" or "Cannot allocate memory"; the reason then says out of memory. */
+static const char *memory_note(const char *error)
+{
+    return error && (strstr(error, "failed to map segment") || strstr(error, "Cannot allocate memory"))
+               ? "; out of memory: the process's address space (ulimit -v) has no room to map it"
+               : "";
+}
+
 /* dlopen of the file `variable` names when it is set, else of each of `names` (a NULL-terminated
  * list) through the loader's search path, then in the toolkit's library folder when
  * `toolkit_fallback`. NULL with "<what> not found (<dlerror>)" in reason. The handle is never
@@ -31,7 +40,10 @@ static void *open_library(const char *what, const char *variable, const char *co
             return NULL;
         }
         void *library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
-        if (!library) snprintf(reason, reason_size, "%s not found (%s, from %s)", what, dlerror(), variable);
+        if (!library) {
+            const char *error = dlerror();
+            snprintf(reason, reason_size, "%s not found (%s, from %s)%s", what, error, variable, memory_note(error));
+        }
         return library;
     }
     char first_error[512] = "";
@@ -49,7 +61,7 @@ static void *open_library(const char *what, const char *variable, const char *co
         }
     }
     /* The first name's error says it best ("libcuda.so.1: cannot open shared object file"). */
-    snprintf(reason, reason_size, "%s not found (%s)", what, first_error);
+    snprintf(reason, reason_size, "%s not found (%s)%s", what, first_error, memory_note(first_error));
     return NULL;
 }
 

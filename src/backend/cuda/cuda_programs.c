@@ -95,7 +95,8 @@ static ct_status build_module(int index, int family, CUmodule *module)
     char reason[512];
     const ct_cuda_nvrtc *nvrtc = ct_cuda_nvrtc_library(reason, sizeof reason);
     if (!nvrtc)
-        return ct_error(CT_ERR_BACKEND, "cuda:%d: the kernels cannot be compiled: %s", index, reason);
+        return ct_error(strstr(reason, "out of memory") ? CT_ERR_OUT_OF_MEMORY : CT_ERR_BACKEND,
+                        "cuda:%d: the kernels cannot be compiled: %s", index, reason);
     int major = 0, minor = 0;
     nvrtc->nvrtcVersion(&major, &minor);
     char architecture[48], version[32];
