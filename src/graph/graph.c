@@ -94,7 +94,9 @@ static void hold(ct_capture *capture, void *tensor)
 
 static void release_held(ct_graph *graph)
 {
+    ct_api_enter(); /* the graph's own references: a user's scope that records a tensor keeps its own */
     for (size_t i = 0; i < graph->held_count; i++) ct_release(graph->held[i].tensor);
+    ct_api_return(NULL);
     free(graph->held);
     free(graph->slots);
     graph->held = NULL;
