@@ -70,8 +70,9 @@ static ct_tensor *run_steps(ct_tensor *const *in, const conf_args *a, make_optim
         ok = ok && ct_optimizer_step(optimizer) == CT_OK;
         ct_optimizer_zero_grad(optimizer);
     }
-    ct_tensor *parts[6] = {NULL};
+    ct_tensor *parts[32] = {NULL}; /* each parameter and its state tensors (RMSprop's centered momentum: 3) */
     int n = 0;
+    ok = ok && count * (1 + state_count) <= (int)(sizeof parts / sizeof *parts);
     for (int p = 0; ok && p < count; p++) {
         parts[n] = ct_flatten(params[p], 0, -1);
         ok = parts[n++] != NULL;
