@@ -22,15 +22,21 @@
  *   of one type) with CUBLAS_COMPUTE_32F (float alpha and beta), as ctorch calls them; they
  *   multiply in float32 (OpenBLAS's sgemm over float32 copies) and round C to nearest even, and
  *   the log records the data and compute types.
+ * - a product is refused with CUBLAS_STATUS_ALLOC_FAILED when OpenBLAS, which runs it on a stream's
+ *   worker, may need a work buffer the process cannot map (below: openblas_buffer_reserve), where
+ *   a real cuBLAS fails to allocate its workspace; OpenBLAS itself retries such a mapping forever.
  * Not modelled: other pointer modes, the math modes' arithmetic, what a workspace holds, other
  * GemmEx type combinations, and any call not in the list. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/mman.h>
 
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -232,9 +238,32 @@ static void run_half_gemm(const gemm_call *g, int i)
     free(a32);
 }
 
+/* OpenBLAS maps a work buffer of 128 MiB for each thread that calls it at once (and keeps it for
+ * reuse), and retries a mapping that fails forever: a stand-in run under ulimit -v hung in its
+ * worker's sgemm. So a product is queued only when the process can map a buffer for each product
+ * that may then run at once beyond those OpenBLAS already holds (as ctorch's own
+ * cpu_blas_workspace.c checks before its products). */
+#define OPENBLAS_BUFFER_BYTES ((size_t)128 << 20)
+static atomic_int products_running;     /* in the workers, now */
+static atomic_int openblas_buffers_held; /* the most products that have run at once */
+
+static bool openblas_buffer_reserve(void)
+{
+    int at_once = atomic_load(&products_running) + 1, held = atomic_load(&openblas_buffers_held);
+    if (at_once <= held) return true;
+    size_t bytes = (size_t)(at_once - held) * OPENBLAS_BUFFER_BYTES;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    munmap(p, bytes);
+    return true;
+}
+
 static void run_gemm(void *arg)
 {
     const gemm_call *g = arg;
+    int at_once = atomic_fetch_add(&products_running, 1) + 1, held = atomic_load(&openblas_buffers_held);
+    while (at_once > held && !atomic_compare_exchange_weak(&openblas_buffers_held, &held, at_once)) {
+    }
     for (int i = 0; i < g->batch; i++) {
         if (g->type == CUDA_R_16F || g->type == CUDA_R_16BF) {
             run_half_gemm(g, i);
@@ -252,6 +281,7 @@ static void run_gemm(void *arg)
                         g->n, g->k, (float)g->alpha, a, g->lda, b, g->ldb, (float)g->beta, c, g->ldc);
         }
     }
+    atomic_fetch_sub(&products_running, 1);
 }
 
 /* The host address of a column-major rows x cols matrix (leading dim ld) and its batch, when it
@@ -334,6 +364,12 @@ static cublasStatus_t gemm(const char *call, cublasHandle_t handle, cudaDataType
     if (!ok || !g->c) {
         free(g);
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    if (!openblas_buffer_reserve()) {
+        fprintf(stderr, "ctorch CUDA stand-in: %s: out of host memory for OpenBLAS's work buffer "
+                "(128 MiB)\n", call);
+        free(g);
+        return CUBLAS_STATUS_ALLOC_FAILED;
     }
     if (ctorch_standin_enqueue(handle->stream, run_gemm, free, g) != CUDA_SUCCESS)
         return CUBLAS_STATUS_EXECUTION_FAILED;

@@ -40,8 +40,12 @@ static const char *cublas_status_name(cublasStatus_t status)
 
 static ct_status cublas_fail(int index, const char *what, cublasStatus_t status)
 {
-    return ct_error(status == CUBLAS_STATUS_ALLOC_FAILED ? CT_ERR_OUT_OF_MEMORY : CT_ERR_BACKEND,
-                    "cuda:%d: %s failed: %s (%d)", index, what, cublas_status_name(status), (int)status);
+    if (status == CUBLAS_STATUS_ALLOC_FAILED)
+        return ct_error(CT_ERR_OUT_OF_MEMORY, "cuda:%d: %s failed: %s (%d): out of memory for cuBLAS's "
+                        "workspace; free memory or use a smaller batch", index, what,
+                        cublas_status_name(status), (int)status);
+    return ct_error(CT_ERR_BACKEND, "cuda:%d: %s failed: %s (%d)", index, what, cublas_status_name(status),
+                    (int)status);
 }
 
 /* One cuBLAS call: `count` matrices from matrix `first` of the batch. */
