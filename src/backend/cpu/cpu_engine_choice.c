@@ -2,11 +2,12 @@
  * measurement (the figures below; `ctorch bench` measures the same rows against both libraries
  * and PyTorch).
  *
- * - float32 products: oneDNN's matmul primitive (brgemm kernels for AVX-512 and AMX) from
- *   CT_ONEDNN_GEMM_MIN_WORK multiply-adds up to CT_ONEDNN_GEMM_MAX_WORK; below, OpenBLAS on one
- *   thread, whose call costs less than finding and running a primitive; above, oneDNN's
- *   dnnl_sgemm, whose large products keep the cores busier than its matmul primitive's (and run
- *   as fast as OpenBLAS's or faster).
+ * - float32 products, on a CPU with AVX-512: oneDNN's matmul primitive (brgemm kernels for
+ *   AVX-512 and AMX) from CT_ONEDNN_GEMM_MIN_WORK multiply-adds up to CT_ONEDNN_GEMM_MAX_WORK;
+ *   below, OpenBLAS on one thread, whose call costs less than finding and running a primitive;
+ *   above, oneDNN's dnnl_sgemm, whose large products keep the cores busier than its matmul
+ *   primitive's (and run as fast as OpenBLAS's or faster). Without AVX-512, OpenBLAS: oneDNN's
+ *   AVX2 kernels are slower than OpenBLAS's Haswell/Zen ones at every size measured (below).
  * - float64 products: OpenBLAS (oneDNN has none).
  * - bfloat16 and float16 products: oneDNN where the CPU has a kernel for them (AMX or
  *   AVX512-BF16 for bfloat16, AVX512-FP16 for float16), else OpenBLAS's sbgemm/shgemm where it was
@@ -39,6 +40,7 @@
 #include "backend/cpu/cpu_engine_choice.h"
 #include "core/core_internal.h"
 #include "startup/before_libraries.h"
+#include "startup/cpu_features.h"
 
 /* Measured on 2 cores of a Xeon (AVX-512 + VNNI, family 6 model 85, OpenBLAS on its SkylakeX
  * kernels), quiet, GFLOP/s of oneDNN's matmul primitive / OpenBLAS's sgemm, m x n x k:
@@ -49,7 +51,12 @@
  *   dnnl_sgemm, two threads: 512^3 161, 1024^3 219, 2048^3 250 (OpenBLAS 211, 232, 229 in the
  *   same run); in `ctorch bench` 1024^3 dnnl_sgemm 129 against the primitive's 109-112 on a busy
  *   machine.
- * (oneDNN's figures include making three memory objects a call, which ctorch's cache does not.) */
+ * (oneDNN's figures include making three memory objects a call, which ctorch's cache does not.)
+ * On 2 cores of an AMD EPYC (Zen 3, AVX2 + FMA, OpenBLAS's Zen kernels), quiet, `ctorch bench`
+ * two threads, ctorch's product through oneDNN (primitive; dnnl_sgemm at 2048) / OpenBLAS:
+ *   256^3 118-130 / 111-147, 512^3 105-127 / 144-177, 1024^3 135-170 / 163-181,
+ *   2048^3 170-174 / 177-181; `ctorch train` mlp b32 178k / 227k samples/s, b512 336k / 384k;
+ *   the transformer block and the GPT the same within noise. */
 #define CT_ONEDNN_GEMM_MIN_WORK ((int64_t)1 << 20)
 #define CT_ONEDNN_GEMM_MAX_WORK ((int64_t)1 << 28)
 
@@ -94,6 +101,7 @@ ct_cpu_engine ct_cpu_gemm_engine(const ct_gemm_args *g)
     choice c = product_choice();
     if (c == CHOICE_OPENBLAS || g->dtype == CT_F64 || g->k == 0) return CT_CPU_ENGINE_OPENBLAS;
     if (g->dtype != CT_F32) return ct_onednn_gemm_takes(g->dtype) ? CT_CPU_ENGINE_ONEDNN : CT_CPU_ENGINE_OPENBLAS;
+    if (c == CHOICE_AUTO && !ct_cpu_features_get()->has.avx512f) return CT_CPU_ENGINE_OPENBLAS;
     int64_t work = (int64_t)g->m * g->n * g->k;
     if (work >= CT_ONEDNN_GEMM_MAX_WORK) return CT_CPU_ENGINE_ONEDNN_SGEMM;
     if (c == CHOICE_ONEDNN || work >= CT_ONEDNN_GEMM_MIN_WORK) return CT_CPU_ENGINE_ONEDNN;
