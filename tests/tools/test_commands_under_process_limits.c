@@ -3,7 +3,7 @@
  * file left: it used to die of SIGXFSZ (status 153, no word). Under `ulimit -v` of 150 to 250 MB
  * every command ends: `--version`, `info`, `train` and `eval` end with status 0, or 1 and an
  * out-of-memory message; they used to hang at exit in OpenBLAS's worker threads, which retry
- * their buffer for ever. `timeout` turns a hang into status 124. */
+ * their buffer for ever. So under `ulimit -d` of 50 to 150 MB, where PoCL aborted (status 134). `timeout` turns a hang into status 124. */
 #include <dirent.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -51,21 +51,25 @@ static void every_command_ends_under_a_tight_address_space_limit(void **state)
     int status;
     free(ct_test_run_command(command, &status));
     assert_int_equal(status, 0);
-    const int limits_kb[] = {150000, 200000, 250000};
+    /* ulimit -v (the address space), then ulimit -d (the data segment: PoCL aborted below 128 MiB) */
+    const struct {
+        char option;
+        int kb;
+    } limits[] = {{'v', 150000}, {'v', 200000}, {'v', 250000}, {'d', 50000}, {'d', 100000}, {'d', 150000}};
     char eval[512];
     snprintf(eval, sizeof eval, "eval --device cpu --checkpoint %s", checkpoint);
     const char *commands[] = {"--version", "info", "train --device cpu --epochs 1",
                               "train --device cpu --model cnn --epochs 1", "train --epochs 1", eval};
-    for (size_t l = 0; l < sizeof limits_kb / sizeof *limits_kb; l++) {
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++) {
         for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
             /* scripts/gpu-check --standin runs this with the stand-in CUDA driver, the default device */
-            snprintf(command, sizeof command, "timeout 60 sh -c 'ulimit -v %d && exec \"$0\" %s' '%s' 2>&1",
-                     limits_kb[l], commands[c], CTORCH_TOOL_PATH);
+            snprintf(command, sizeof command, "timeout 60 sh -c 'ulimit -%c %d && exec \"$0\" %s' '%s' 2>&1",
+                     limits[l].option, limits[l].kb, commands[c], CTORCH_TOOL_PATH);
             char *out = ct_test_run_command(command, &status);
             bool ended = status == 0 || (status == 1 && strstr(out, "out of memory"));
             if (!ended)
-                fail_msg("ctorch %s under ulimit -v %d: status %d (124: hung; 134: aborted), want 0, or 1 with an "
-                         "out-of-memory message: %s", commands[c], limits_kb[l], status, out);
+                fail_msg("ctorch %s under ulimit -%c %d: status %d (124: hung; 134: aborted), want 0, or 1 with "
+                         "an out-of-memory message: %s", commands[c], limits[l].option, limits[l].kb, status, out);
             free(out);
         }
     }

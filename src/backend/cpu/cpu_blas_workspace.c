@@ -40,8 +40,8 @@ ct_status ct_cpu_blas_workspace_enter(void)
     return ct_error(CT_ERR_OUT_OF_MEMORY,
                     "cpu matmul: out of memory for OpenBLAS's work buffer: it maps %zu MiB for each "
                     "thread that calls it at once, on first use, and the process cannot map %zu MiB "
-                    "more: its address space is limited (ulimit -v) or memory is exhausted; free "
-                    "memory or raise the limit",
+                    "more: its address space or data segment is limited (ulimit -v, ulimit -d) or "
+                    "memory is exhausted; free memory or raise the limit",
                     CT_OPENBLAS_BUFFER_BYTES >> 20, bytes >> 20);
 }
 

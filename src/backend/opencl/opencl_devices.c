@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "backend/opencl/opencl_internal.h" /* first: it sets the OpenCL target */
 #include <CL/cl_ext.h>
@@ -260,8 +261,27 @@ static void restore_loader_variables(loader_variable *variables, int count)
     }
 }
 
+/* PoCL, the CPU's OpenCL (and the one ctorch is tested on), aborts the process while it starts
+ * its devices when the data segment's limit (ulimit -d, RLIMIT_DATA, which it takes as the
+ * device's memory) is below its minimum buffer size, 128 MiB: `ctorch info` and `train` died of
+ * SIGABRT under ulimit -d 100000. So under such a limit OpenCL is not started, with the reason. */
+#define POCL_MINIMUM_MEMORY ((rlim_t)128 << 20)
+
+static bool data_limit_too_small(char *reason, size_t reason_size)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_DATA, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+        limit.rlim_cur >= POCL_MINIMUM_MEMORY)
+        return false;
+    snprintf(reason, reason_size, "OpenCL not started: the process's data limit (ulimit -d) is %llu KiB, and "
+             "PoCL aborts the process below 131072 KiB (128 MiB); raise the limit to use OpenCL",
+             (unsigned long long)(limit.rlim_cur >> 10));
+    return true;
+}
+
 bool ct_opencl_init(char *reason, size_t reason_size)
 {
+    if (data_limit_too_small(reason, reason_size)) return false;
     loader_variable variables[] = {{"OCL_ICD_FILENAMES", NULL, NULL}, {"OPENCL_LAYERS", NULL, NULL}};
     int variable_count = (int)(sizeof variables / sizeof variables[0]);
     keep_loader_variables(variables, variable_count);
