@@ -391,6 +391,18 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
 #define CT_WIDE_BUFFER_TABLE_ALL(t) void *const *t = (void *const *)ct_b0_
 #endif
 
+/* exp and erf in the type a kernel computes in. In C (the CPU, and the CUDA stand-in, which runs
+ * the same C) float's are plain arithmetic (plain_math.h), so that the loops around them
+ * vectorise and give the same bits in every build; a device keeps its builtins. */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CT_EXP(x) exp(x)
+#define CT_ERF(x) erf(x)
+#else
+#include "kernels/plain_math.h"
+#define CT_EXP(x) _Generic((x), float: ct_plain_expf, default: exp)(x)
+#define CT_ERF(x) _Generic((x), float: ct_plain_erff, default: erf)(x)
+#endif
+
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
  * through long: a negative float converted straight to an unsigned type is undefined, and
  * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */

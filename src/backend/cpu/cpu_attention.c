@@ -3,7 +3,7 @@
  * walks the key blocks up to its causal limit; each tile's products are single-threaded sgemm
  * calls (S = scale q k^T, o += p v; oneDNN's or OpenBLAS's, below), the softmax between them an
  * online one (running max and sum per row, the log-sum-exp saved for the backward), its exp
- * cpu_exp.h's vectorised one. The portable
+ * kernels/plain_math.h's vectorised one. The portable
  * kernels (kernels/attention.ct) compiled for the CPU ran at a quarter of PyTorch's speed; this
  * runs faster than PyTorch's (docs/cpu-peer-benchmark.md).
  *
@@ -25,7 +25,7 @@
 #include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_blas_workspace.h"
 #include "backend/cpu/cpu_engine_choice.h"
-#include "backend/cpu/cpu_exp.h"
+#include "kernels/plain_math.h"
 #include "core/core_internal.h"
 
 /* Rows of a query block and of a key block. B = 8, H = 12, D = 64, causal, forward + backward
@@ -84,7 +84,7 @@ static void tile_sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb
 #define REAL float
 #define NAME(x) x##_f32
 #define GEMM tile_sgemm
-#define EXP ct_cpu_expf
+#define EXP ct_plain_expf
 #define LOG logf
 #include "backend/cpu/cpu_attention_tiles.h"
 #undef REAL
