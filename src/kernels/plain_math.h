@@ -2,6 +2,8 @@
  * simd`): glibc's expf and erff are a call per element, which no loop vectorises; they were most
  * of the CPU attention's time, and a fifth of a transformer block's (its GELU). Used by the CPU's
  * kernels (dialect.h: CT_EXP, CT_ERF) and loops (cpu_attention.c); devices keep their builtins.
+ * Always inlined: a call in a loop keeps it from vectorising (the GELU ran slower as calls than
+ * glibc's erff).
  *
  * exp: Cody-Waite range reduction x = n ln2 + r, |r| <= ln2 / 2, then Cephes' degree-6 polynomial
  * (expf.c), then 2^n put into the exponent bits: within 2 ulps of the exact value. Only + - * and
@@ -15,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float ct_plain_expf(float x)
+static inline __attribute__((always_inline)) float ct_plain_expf(float x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float round_bias = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
@@ -51,7 +53,7 @@ static inline float ct_plain_expf(float x)
  * exactly 1 (erf rounds to 1 in float32 there); odd. P and Q are least-squares fits in float64 on
  * Chebyshev nodes (degree 5 and 7): at most 2.44 ulps from the exact value on 2^22 points of
  * [-4, 4] (glibc's erff: 0.92), within 3 as tests/kernels/test_plain_math.c checks. */
-static inline float ct_plain_erff(float z)
+static inline __attribute__((always_inline)) float ct_plain_erff(float z)
 {
     float a = z < 0.0f ? -z : z, u = a * a;
     float p = -6.008739575490113e-4f;
