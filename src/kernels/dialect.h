@@ -403,6 +403,41 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
 #define CT_ERF(x) _Generic((x), float: ct_plain_erff, default: erf)(x)
 #endif
 
+/* Writes VALUE, an expression of the column j, to dst[j] for this item's columns of a row of n
+ * (j = t, t + group, ...). On the CPU (groups of one item), where the kernel's whole output
+ * (total_bytes) reaches ct_cpu_streaming_min_bytes, the row is computed a vector at a time and
+ * each vector streamed out around the caches (stream_store.h); everywhere else it is the plain
+ * loop. */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__) || defined(CT_DIALECT_STANDIN)
+#define CT_ROW_STORE(dst, n, t, group, j, VALUE, total_bytes)                                    \
+    CT_SIMD for (long j = (t); j < (n); j += (group)) (dst)[j] = (VALUE);
+#else
+#include "kernels/stream_store.h"
+#define CT_ROW_STORE(dst, n, t, group, j, VALUE, total_bytes)                                    \
+    if ((long)(total_bytes) >= ct_cpu_streaming_min_bytes) {                                     \
+        long j_ = 0, head_ = ct_stream_head((dst), (n));                                         \
+        for (; j_ < head_; j_++) {                                                               \
+            long j = j_;                                                                         \
+            (dst)[j] = (VALUE);                                                                  \
+        }                                                                                        \
+        for (; j_ + CT_STREAM_PIECE((dst)[0]) <= (n); j_ += CT_STREAM_PIECE((dst)[0])) {         \
+            __typeof__((dst)[0]) piece_[CT_STREAM_PIECE((dst)[0])];                              \
+            CT_SIMD for (long k_ = 0; k_ < CT_STREAM_PIECE((dst)[0]); k_++) {                    \
+                long j = j_ + k_;                                                                \
+                piece_[k_] = (VALUE);                                                            \
+            }                                                                                    \
+            ct_stream_piece((dst) + j_, piece_);                                                 \
+        }                                                                                        \
+        for (; j_ < (n); j_++) {                                                                 \
+            long j = j_;                                                                         \
+            (dst)[j] = (VALUE);                                                                  \
+        }                                                                                        \
+        ct_stream_fence();                                                                       \
+    } else {                                                                                     \
+        CT_SIMD for (long j = (t); j < (n); j += (group)) (dst)[j] = (VALUE);                    \
+    }
+#endif
+
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes
  * through long: a negative float converted straight to an unsigned type is undefined, and
  * devices disagree (x86 C wraps -5.0 to 251, PoCL gave 0); through long it wraps everywhere. */

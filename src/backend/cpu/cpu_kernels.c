@@ -1,5 +1,6 @@
 /* The table from kernel id to CPU launcher, filled once from every family. */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_launcher.h"
@@ -10,8 +11,39 @@
 static ct_cpu_kernel_launcher launchers[CT_KERNEL_COUNT];
 static pthread_once_t launchers_once = PTHREAD_ONCE_INIT;
 
+/* Kernel outputs of this many bytes or more are written with non-temporal stores
+ * (kernels/stream_store.h): half the last-level cache, where the output and an input as large
+ * as it no longer fit there together. 16 MiB where the cache's size is not reported. */
+long ct_cpu_streaming_min_bytes = 16L << 20;
+
+/* The size of one instance of CPU 0's last-level cache, from sysfs; 0 where it is not there.
+ * Not sysconf(_SC_LEVEL3_CACHE_SIZE): on an AMD EPYC glibc reports the whole socket's L3 (256 MiB
+ * of 8 separate 32 MiB caches). */
+static long last_level_cache_bytes(void)
+{
+    long best_level = 0, bytes = 0;
+    for (int index = 0; index < 8; index++) {
+        char path[96];
+        long level = 0, kib = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        int read_level = fscanf(f, "%ld", &level);
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        f = fopen(path, "r");
+        if (!f) continue;
+        int read_size = fscanf(f, "%ldK", &kib);
+        fclose(f);
+        if (read_level == 1 && read_size == 1 && level > best_level) best_level = level, bytes = kib * 1024;
+    }
+    return bytes;
+}
+
 static void register_all(void)
 {
+    long last_level_cache = last_level_cache_bytes();
+    if (last_level_cache > 0) ct_cpu_streaming_min_bytes = last_level_cache / 2;
 #define CT_CPU_CALL_REGISTER(family) ct_cpu_register_##family(launchers);
     CT_KERNEL_SOURCES(CT_CPU_CALL_REGISTER)
 #undef CT_CPU_CALL_REGISTER
