@@ -146,14 +146,15 @@ ct_status ct_onednn_execute(dnnl_primitive_t primitive, int count, const dnnl_ex
     return status == dnnl_success ? CT_OK : ct_onednn_error(status, what);
 }
 
-int ct_onednn_threads_for(int64_t multiply_adds)
+int ct_onednn_threads_for(int64_t work, int64_t parallel_min_work)
 {
 #ifdef _OPENMP
     int previous = omp_get_max_threads();
-    if (multiply_adds < CT_CPU_GEMM_PARALLEL_MIN_WORK && previous > 1) omp_set_num_threads(1);
+    if (work < parallel_min_work && previous > 1) omp_set_num_threads(1);
     return previous;
 #else
-    (void)multiply_adds;
+    (void)work;
+    (void)parallel_min_work;
     return 1;
 #endif
 }

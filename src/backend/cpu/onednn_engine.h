@@ -61,10 +61,11 @@ static inline void *ct_onednn_element(void *base, long offset, ct_dtype dtype)
 ct_status ct_onednn_execute(dnnl_primitive_t primitive, int count, const dnnl_exec_arg_t *args,
                             const char *what);
 
-/* The OpenMP thread count a piece of work of `multiply_adds` runs on (1 below the size where the
- * threads pay for waking them; see cpu_blas_threads.h), set for the calling thread until
+/* The OpenMP thread count a piece of work runs on: 1 where `work` is below `parallel_min_work`,
+ * the size where the threads pay for waking them (a product's is CT_CPU_GEMM_PARALLEL_MIN_WORK
+ * multiply-adds, cpu_blas_threads.h), set for the calling thread until
  * ct_onednn_threads_restore(previous). */
-int ct_onednn_threads_for(int64_t multiply_adds);
+int ct_onednn_threads_for(int64_t work, int64_t parallel_min_work);
 void ct_onednn_threads_restore(int previous);
 /* The calling thread's OpenMP thread count now (part of a primitive's key: oneDNN splits its work
  * when the primitive is made). */

@@ -4,6 +4,7 @@
  * stride of 0 (one matrix for all, or one C that every product adds into) runs matrix by matrix. */
 #include <string.h>
 
+#include "backend/cpu/cpu_blas_threads.h"
 #include "backend/cpu/cpu_engine_choice.h"
 #include "backend/cpu/onednn_engine.h"
 #include "core/core_internal.h"
@@ -118,7 +119,7 @@ static ct_status run(const ct_gemm_args *g, long a_offset, long b_offset, long c
     key.c_batch_stride = batch > 1 ? g->c_batch_stride : 0;
     key.alpha = g->alpha;
     key.beta = g->beta;
-    int previous = ct_onednn_threads_for((int64_t)g->m * g->n * g->k * batch);
+    int previous = ct_onednn_threads_for((int64_t)g->m * g->n * g->k * batch, CT_CPU_GEMM_PARALLEL_MIN_WORK);
     key.threads = ct_onednn_threads_now();
     const ct_onednn_entry *found = ct_onednn_lookup(&key, sizeof key, make_matmul, &key);
     ct_status status = found ? CT_OK : ct_last_error();
