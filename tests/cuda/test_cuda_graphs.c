@@ -62,7 +62,7 @@ static void the_driver_invalidates_a_capture_at_a_synchronisation(void **state)
     (void)state;
     REQUIRE_CUDA_DEVICES(1);
     char reason[256];
-    const ct_cuda_driver *cu = ct_cuda_driver_library(reason, sizeof reason);
+    const ct_cuda_driver *cu = ct_cuda_driver_library(reason, sizeof reason, NULL);
     assert_non_null(cu);
     ct_scope_push();
     ct_tensor *src = ct_full((int64_t[]){16}, 1, 3.0, CT_F32, CUDA0);
@@ -115,7 +115,7 @@ static void ctorch_refuses_a_host_sync_and_the_stream_works(void **state)
     (void)state;
     REQUIRE_CUDA_DEVICES(1);
     char reason[256];
-    const ct_cuda_driver *cu = ct_cuda_driver_library(reason, sizeof reason);
+    const ct_cuda_driver *cu = ct_cuda_driver_library(reason, sizeof reason, NULL);
     ct_scope_push();
     ct_tensor *x = ct_full((int64_t[]){32}, 1, 2.0, CT_F32, CUDA0);
     ct_graph *graph = ct_graph_new();

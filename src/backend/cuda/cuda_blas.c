@@ -126,10 +126,9 @@ ct_status ct_cuda_gemm(int index, void *stream, const ct_gemm_args *g)
         return ct_error(CT_ERR_INVALID_ARGUMENT, "cuda gemm: k is %ld; an empty sum has no product "
                         "to compute", g->k);
     char reason[512];
-    const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason);
-    if (!cublas)
-        return ct_error(strstr(reason, "out of memory") ? CT_ERR_OUT_OF_MEMORY : CT_ERR_BACKEND,
-                        "cuda:%d: matrix products need cuBLAS: %s", index, reason);
+    ct_status failure = CT_ERR_BACKEND;
+    const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason, &failure);
+    if (!cublas) return ct_error(failure, "cuda:%d: matrix products need cuBLAS: %s", index, reason);
     ct_status status = ct_cuda_enter(index);
     if (status != CT_OK) return status;
 

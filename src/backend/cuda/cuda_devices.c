@@ -63,7 +63,7 @@ static bool read_device(int index, char *reason, size_t reason_size)
 
 bool ct_cuda_init(char *reason, size_t reason_size)
 {
-    const ct_cuda_driver *driver = ct_cuda_driver_library(reason, reason_size);
+    const ct_cuda_driver *driver = ct_cuda_driver_library(reason, reason_size, NULL);
     if (!driver) return false;
     ct_cu = driver;
     CUresult result = ct_cu->cuInit(0);

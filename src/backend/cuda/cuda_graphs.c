@@ -90,7 +90,7 @@ ct_status ct_cuda_blas_workspace_for_capture(int index, CUstream stream)
     ct_status status = blas_workspace(index); /* made at the capture's begin already */
     if (status != CT_OK) return status;
     char reason[256];
-    const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason);
+    const ct_cuda_cublas *cublas = ct_cuda_cublas_library(reason, sizeof reason, NULL);
     cublasStatus_t set = cublas->cublasSetWorkspace(device->blas, (void *)(uintptr_t)device->blas_workspace,
                                                     CT_CUDA_BLAS_WORKSPACE_BYTES);
     if (set != CUBLAS_STATUS_SUCCESS)

@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ctorch/core.h"
+
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <nvrtc.h>
@@ -75,9 +77,11 @@ typedef struct ct_cuda_cublas {
 /* The tables, each opened once (the first call opens the library and looks up every function of
  * its list; later calls return the same answer). NULL when the library cannot be opened or lacks
  * a function, with the reason in `reason`: "CUDA driver library not found (libcuda.so.1: cannot
- * open shared object file: No such file or directory)". */
-const ct_cuda_driver *ct_cuda_driver_library(char *reason, size_t reason_size);
-const ct_cuda_nvrtc *ct_cuda_nvrtc_library(char *reason, size_t reason_size);
-const ct_cuda_cublas *ct_cuda_cublas_library(char *reason, size_t reason_size);
+ * open shared object file: No such file or directory)", and in *failure (where not NULL) its
+ * kind: CT_ERR_OUT_OF_MEMORY where the address space had no room to map the library, else
+ * CT_ERR_BACKEND. */
+const ct_cuda_driver *ct_cuda_driver_library(char *reason, size_t reason_size, ct_status *failure);
+const ct_cuda_nvrtc *ct_cuda_nvrtc_library(char *reason, size_t reason_size, ct_status *failure);
+const ct_cuda_cublas *ct_cuda_cublas_library(char *reason, size_t reason_size, ct_status *failure);
 
 #endif

@@ -93,10 +93,9 @@ static ct_status build_module(int index, int family, CUmodule *module)
 {
     const ct_cuda_device *device = &ct_cuda_devices[index];
     char reason[512];
-    const ct_cuda_nvrtc *nvrtc = ct_cuda_nvrtc_library(reason, sizeof reason);
-    if (!nvrtc)
-        return ct_error(strstr(reason, "out of memory") ? CT_ERR_OUT_OF_MEMORY : CT_ERR_BACKEND,
-                        "cuda:%d: the kernels cannot be compiled: %s", index, reason);
+    ct_status failure = CT_ERR_BACKEND;
+    const ct_cuda_nvrtc *nvrtc = ct_cuda_nvrtc_library(reason, sizeof reason, &failure);
+    if (!nvrtc) return ct_error(failure, "cuda:%d: the kernels cannot be compiled: %s", index, reason);
     int major = 0, minor = 0;
     nvrtc->nvrtcVersion(&major, &minor);
     char architecture[48], version[32];
