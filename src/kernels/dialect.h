@@ -118,7 +118,15 @@ template <typename T> __device__ inline void ct_vstore(T *dst, long e, const T *
 typedef unsigned char uchar;
 typedef unsigned int uint;
 typedef unsigned long ulong;
+#if defined(__OPTIMIZE__) || defined(CT_DIALECT_STANDIN)
 #define CT_KERNEL static inline void
+#else
+/* Unoptimised (the sanitizers' Debug build), a CPU kernel stays a function that the launch loop
+ * calls for every work item with a copy of the parameter block, which the sanitizers then check:
+ * half the time of their training tests. (Not the stand-in driver's: its launches run a group's
+ * items one call each, and an inlined kernel's large frame cost more to poison per call.) */
+#define CT_KERNEL static inline __attribute__((always_inline)) void
+#endif
 #define CT_GLOBAL
 #define CT_IDX_PARAM long ct_idx_,
 #define CT_IDX ct_idx_
@@ -436,6 +444,15 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
     } else {                                                                                     \
         CT_SIMD for (long j = (t); j < (n); j += (group)) (dst)[j] = (VALUE);                    \
     }
+#endif
+
+/* Asks for the cache line at p ahead of its use, where a CPU thread walks rows one after another
+ * and does enough work on each that the hardware's prefetcher, which follows the loads, falls
+ * behind (layer_norm.ct). A GPU hides the wait with other warps: nothing there. */
+#if defined(__OPENCL_VERSION__) || defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CT_PREFETCH(p) ((void)0)
+#else
+#define CT_PREFETCH(p) __builtin_prefetch((const void *)(p))
 #endif
 
 /* The C type of each dtype suffix, and a conversion into it (bool is 0 or 1). uint8 goes

@@ -108,7 +108,7 @@ static void a_nanogpt_file_loads_into_nanogpt_s_gpt_in_pytorch(void **state)
     for (int bias = 0; bias < 2; bias++) {
         ct_gpt_config c = gpt_test_config(bias);
         ct_state_dict *sd = gpt_test_state_dict(&c, 12);
-        snprintf(nano[bias], sizeof nano[bias], "%s", gpt_test_path(bias ? "bias.safetensors" : "nobias.safetensors", bias));
+        snprintf(nano[bias], sizeof nano[bias], "%.299s", gpt_test_path(bias ? "bias.safetensors" : "nobias.safetensors", bias));
         if (!bias) { /* no biases: straight from the state dict (llm.c's file would add zero ones) */
             assert_int_equal(ct_gpt_checkpoint_save(sd, &c, nano[bias], CT_GPT_FORMAT_NANOGPT), CT_OK);
         } else {
