@@ -1,12 +1,21 @@
 /* libctorch_startup: settles, before the OpenMP runtime and OpenBLAS start, what they read from the
  * environment once and never again, in every program that loads ctorch, unless the user chose
- * otherwise: that their threads wait passively (they sleep, instead of spinning, while they wait
- * for work), and which of OpenBLAS's kernels run on this CPU.
+ * otherwise: that their threads spin only briefly before they sleep while they wait for work, and
+ * which of OpenBLAS's kernels run on this CPU.
  *
- * Spinning threads take the cores from each other on a busy machine: on 2 shared cores, ctorch's
- * training ran about 4x slower with libgomp's default (spin about 300000 times before sleeping)
- * than with OMP_WAIT_POLICY=passive, and OpenBLAS's own threads (pthreads build) spin with
- * sched_yield for about 2^28 cycles after every GEMM while ctorch's OpenMP threads want the cores.
+ * Long-spinning threads take the cores from each other on a busy machine: on 2 shared cores,
+ * ctorch's training ran about 4x slower with libgomp's default (spin about 300000 times, some
+ * milliseconds, before sleeping) than with OMP_WAIT_POLICY=passive, and OpenBLAS's own threads
+ * (pthreads build) spin with sched_yield for about 2^28 cycles after every GEMM while ctorch's
+ * OpenMP threads want the cores. Sleeping at once costs too, where ops follow each other closely:
+ * each op's parallel region then wakes its sleeping workers (about 25 us on those cores, a futex
+ * and a context switch each way), and a transformer block's training step (80 launches and 25
+ * products) spent about a tenth of its time in the scheduler. So libgomp spins CT_STARTUP_SPIN
+ * times (about 50 us, twice a wake-up: a thread that sleeps after that has lost at most that
+ * much) and then sleeps: the block's step went from 41 to 34 ms (medians of 5 interleaved runs
+ * on 2 shared Zen 3 cores; docs/design.md), and a program that waits longer between ops still
+ * finds ctorch's threads asleep. libomp (clang) knows no spin count: KMP_BLOCKTIME=0 makes its
+ * threads sleep at once, as OMP_WAIT_POLICY=passive did.
  *
  * Both libraries read their environment once, in their own constructors, before main runs, and have
  * no call to change it afterwards. So the variables must be set by a constructor that runs before
@@ -88,8 +97,10 @@ __attribute__((constructor)) static void settle_environment_before_libraries(voi
     keep_to_few_threads_under_a_tight_limit();
     /* The user's choice stands: either variable means they chose how libgomp waits. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
-        setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
-        what_was_set |= CT_STARTUP_SET_OMP_WAIT_POLICY;
+        setenv("GOMP_SPINCOUNT", CT_STARTUP_SPIN, 0) == 0)
+        what_was_set |= CT_STARTUP_SET_GOMP_SPINCOUNT;
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("KMP_BLOCKTIME"))
+        (void)setenv("KMP_BLOCKTIME", "0", 0);
     /* OpenBLAS's pthreads build: its threads sleep after 2^4 cycles without work (the least it
      * takes), instead of 2^28. The OpenMP build waits as libgomp does. */
     if (!getenv("OPENBLAS_THREAD_TIMEOUT") && setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0) == 0)

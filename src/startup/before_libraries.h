@@ -5,7 +5,10 @@
 
 #include <stdbool.h>
 
-#define CT_STARTUP_SET_OMP_WAIT_POLICY 1         /* OMP_WAIT_POLICY=passive */
+/* libgomp's spin count before a waiting thread sleeps (before_libraries.c says why). */
+#define CT_STARTUP_SPIN "1000"
+
+#define CT_STARTUP_SET_GOMP_SPINCOUNT 1          /* GOMP_SPINCOUNT=CT_STARTUP_SPIN */
 #define CT_STARTUP_SET_OPENBLAS_THREAD_TIMEOUT 2 /* OPENBLAS_THREAD_TIMEOUT=4 */
 #define CT_STARTUP_SET_OPENBLAS_CORETYPE 4       /* OPENBLAS_CORETYPE, from the CPU's extensions */
 #define CT_STARTUP_SET_OPENBLAS_NUM_THREADS 8    /* 1, under a tight limit on the address space */

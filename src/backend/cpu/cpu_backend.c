@@ -21,7 +21,7 @@ static bool cpu_init(char *reason, size_t reason_size)
     int set = ct_startup_environment_set();
     if (set)
         ct_log_message(CT_LOG_DEBUG, "cpu: set by ctorch before the libraries started:%s%s%s%s",
-                       set & CT_STARTUP_SET_OMP_WAIT_POLICY ? " OMP_WAIT_POLICY=passive" : "",
+                       set & CT_STARTUP_SET_GOMP_SPINCOUNT ? " GOMP_SPINCOUNT=" CT_STARTUP_SPIN : "",
                        set & CT_STARTUP_SET_OPENBLAS_THREAD_TIMEOUT ? " OPENBLAS_THREAD_TIMEOUT=4" : "",
                        set & CT_STARTUP_SET_OPENBLAS_CORETYPE ? " OPENBLAS_CORETYPE=" : "",
                        set & CT_STARTUP_SET_OPENBLAS_CORETYPE ? ct_startup_openblas_coretype() : "");

@@ -10,7 +10,7 @@
 #include "kernels/kernel_ids.h"
 
 /* Below this many touched elements a launch stays on the calling thread: waking the OpenMP team
- * costs more than the work. With OMP_WAIT_POLICY=passive (sleeping workers) on 2 busy cores a
+ * costs more than the work. With sleeping workers (OMP_WAIT_POLICY=passive) on 2 busy cores a
  * wake-up took ~25 us, while a 16K-element add takes 2 us on one thread: an SGD step over a
  * 256 x 64 weight (32K touched) cost more than the rest of a small MLP's training step. Past
  * 128K touched (a 44K-element add, ~5 us on one thread) the second core pays off when it is free. */
