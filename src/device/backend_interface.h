@@ -59,19 +59,30 @@ typedef struct ct_pool2d_args {
     void *y; long y_offset;
     void *indices; long indices_offset;
 } ct_pool2d_args;
-/* Fused scaled-dot-product attention (FlashAttention-2) on contiguous [bh, T, D] operands: the
- * forward writes out [bh, tq, dv] and lse [bh, tq] (the log-sum-exp of each query's scaled
+/* Fused scaled-dot-product attention (FlashAttention-2) over bh = batch x heads matrices of
+ * [T, D]: the forward writes out [T, dv] and lse [bh, tq] (the log-sum-exp of each query's scaled
  * scores) from q, k, v; the backward writes dq, dk, dv from q, k, v, dout, lse and delta [bh, tq]
  * (rowsum(dout * out)). causal: query i sees keys j <= i (PyTorch's top-left alignment). A row
- * that sees no key gives 0. Offsets in elements; lse and delta in the dtype's real type. */
+ * that sees no key gives 0. Offsets in elements; lse and delta contiguous, in the dtype's real
+ * type. Each other operand's matrix of (batch b, head h), bh = b * heads + h, starts at
+ * offset + b * batch + h * head and its rows are `row` apart, each row's elements adjacent: so
+ * q, k and v can be read where one Linear wrote them side by side ([B, T, 3, H, D]), and out
+ * written with its heads joined ([B, T, H, D]), with no copies between. */
 typedef enum ct_attention_pass { CT_ATTENTION_FORWARD, CT_ATTENTION_BACKWARD } ct_attention_pass;
+
+typedef struct ct_attention_layout {
+    long batch, head, row;
+} ct_attention_layout;
 
 typedef struct ct_attention_args {
     ct_attention_pass pass;
     ct_dtype dtype;
     long bh, tq, tk, d, dv;
+    long heads; /* bh = batch x heads; 1 where each matrix is one [T, D] block of its own */
     bool causal;
     double scale;
+    /* q, k, v, out, dout, dq, dk, dv_grad */
+    ct_attention_layout q_at, k_at, v_at, out_at, dout_at, dq_at, dk_at, dv_at;
     void *q; long q_offset;
     void *k; long k_offset;
     void *v; long v_offset;

@@ -8,6 +8,7 @@
 
 #include "ctorch/nn_functional.h"
 #include "nn/module_internal.h"
+#include "ops/attention_internal.h"
 
 typedef struct causal_attention {
     int64_t embed, heads;
@@ -42,23 +43,27 @@ static ct_tensor *causal_attention_forward(ct_module *self, const ct_tensor *x)
     ct_module *c_attn = ct_module_child(self, "c_attn"), *c_proj = ct_module_child(self, "c_proj");
     ct_module *resid_dropout = ct_module_child(self, "resid_dropout");
     ct_tensor *qkv = ct_module_forward(c_attn, x);
-    ct_tensor *out = NULL;
-    if (qkv && ct_split(qkv, a->embed, 2, parts, 3, &count) == CT_OK && count == 3) {
+    ct_tensor *out = NULL, *flat = NULL;
+    double p = self->training ? a->dropout : 0.0;
+    if (qkv && p == 0.0 && ct_attention_packed_takes(qkv, a->heads)) {
+        /* the device's fused attention reads q, k and v where c_attn wrote them and joins the
+         * heads as it writes: no split, no copies (ops/attention_packed.c) */
+        flat = ct_attention_packed(qkv, a->heads);
+    } else if (qkv && ct_split(qkv, a->embed, 2, parts, 3, &count) == CT_OK && count == 3) {
         for (int i = 0; i < 3; i++) heads[i] = split_heads(parts[i], a);
-        double p = self->training ? a->dropout : 0.0;
         ct_tensor *y = heads[0] && heads[1] && heads[2]
                            ? ct_scaled_dot_product_attention(heads[0], heads[1], heads[2], NULL, p, true, 0.0)
                            : NULL;
         ct_tensor *joined = y ? ct_transpose(y, 1, 2) : NULL;
         int64_t shape[3] = {x->shape[0], x->shape[1], a->embed};
-        ct_tensor *flat = joined ? ct_reshape(joined, shape, 3) : NULL;
-        ct_tensor *projected = flat ? ct_module_forward(c_proj, flat) : NULL;
-        out = projected ? ct_module_forward(resid_dropout, projected) : NULL;
+        flat = joined ? ct_reshape(joined, shape, 3) : NULL;
         ct_release(y);
         ct_release(joined);
-        ct_release(flat);
-        ct_release(projected);
     }
+    ct_tensor *projected = flat ? ct_module_forward(c_proj, flat) : NULL;
+    out = projected ? ct_module_forward(resid_dropout, projected) : NULL;
+    ct_release(flat);
+    ct_release(projected);
     for (int i = 0; i < 3; i++) ct_release(parts[i]), ct_release(heads[i]);
     ct_release(qkv);
     return ct_api_return(out);

@@ -28,12 +28,20 @@ typedef struct attention_shape {
     double scale;
 } attention_shape;
 
-/* The backend's attention arguments for contiguous operands (NULL where a pass has none). */
+/* The backend's attention arguments for contiguous [bh, T, D] operands (NULL where a pass has
+ * none). */
 static ct_attention_args backend_args(ct_attention_pass pass, const attention_shape *s,
                                       ct_dtype dtype, ct_tensor *const *tensors)
 {
+    ct_attention_layout queries = {.batch = s->tq * s->d, .row = s->d};
+    ct_attention_layout keys = {.batch = s->tk * s->d, .row = s->d};
+    ct_attention_layout values = {.batch = s->tk * s->dv, .row = s->dv};
+    ct_attention_layout outputs = {.batch = s->tq * s->dv, .row = s->dv};
     ct_attention_args a = {.pass = pass, .dtype = dtype, .bh = s->bh, .tq = s->tq, .tk = s->tk,
-                           .d = s->d, .dv = s->dv, .causal = s->causal, .scale = s->scale};
+                           .d = s->d, .dv = s->dv, .heads = 1, .causal = s->causal,
+                           .scale = s->scale, .q_at = queries, .k_at = keys, .v_at = values,
+                           .out_at = outputs, .dout_at = outputs, .dq_at = queries, .dk_at = keys,
+                           .dv_at = values};
     void **handles[10] = {&a.q, &a.k, &a.v, &a.out, &a.lse, &a.dout, &a.delta, &a.dq, &a.dk, &a.dv_grad};
     long *offsets[10] = {&a.q_offset, &a.k_offset, &a.v_offset, &a.out_offset, &a.lse_offset,
                          &a.dout_offset, &a.delta_offset, &a.dq_offset, &a.dk_offset, &a.dv_grad_offset};

@@ -27,4 +27,11 @@ ct_tensor *ct_attention_fused(const char *function, const ct_tensor *q, const ct
 bool ct_attention_in_backend(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
                              bool is_causal, double scale);
 
+/* Causal self-attention of H heads straight from qkv [B, T, 3C] (q, k and v side by side, as
+ * one Linear writes them) to [B, T, C] with the heads joined, scale 1 / sqrt(C / H), no dropout;
+ * one node, whose gradient is d(qkv) (attention_packed.c). Only where the device runs the fused
+ * attention itself: ct_attention_packed_takes says whether it does for qkv. */
+bool ct_attention_packed_takes(const ct_tensor *qkv, int64_t heads);
+ct_tensor *ct_attention_packed(const ct_tensor *qkv, int64_t heads);
+
 #endif

@@ -47,8 +47,18 @@ bool ct_cpu_attention_takes(int index, const ct_attention_args *args)
 {
     (void)index;
     const long limit = 1L << 30; /* the BLAS's int sizes, with room */
+    const ct_attention_layout *rows[8] = {&args->q_at, &args->k_at, &args->v_at, &args->out_at,
+                                          &args->dout_at, &args->dq_at, &args->dk_at, &args->dv_at};
+    for (int i = 0; i < 8; i++)
+        if (rows[i]->row >= limit) return false;
     return (args->dtype == CT_F32 || args->dtype == CT_F64) && args->tq < limit &&
-           args->tk < limit && args->d < limit && args->dv < limit;
+           args->tk < limit && args->d < limit && args->dv < limit && args->heads >= 1;
+}
+
+/* Where the matrix of (batch * head) bh of an operand laid out as `at` starts. */
+static long matrix_at(const ct_attention_args *a, ct_attention_layout at, long bh)
+{
+    return bh / a->heads * at.batch + bh % a->heads * at.head;
 }
 
 /* Keys of block [k0, k0 + nk) that query i sees. */
