@@ -409,6 +409,9 @@ CT_FN float ct_bf16_value_to_float(ct_bf16 h) { return CT_BITS_FLOAT((uint)CT_HA
 #include "kernels/plain_math.h"
 #define CT_EXP(x) _Generic((x), float: ct_plain_expf, default: exp)(x)
 #define CT_ERF(x) _Generic((x), float: ct_plain_erff, default: erf)(x)
+/* The exact GELU's slope in float32 with one exponential (plain_math.h); elsewhere the backward
+ * writes it out with CT_ERF and CT_EXP (kernels/elementwise.ct). */
+#define CT_PLAIN_GELU_SLOPE_F32(y) ct_plain_gelu_slopef(y)
 #endif
 
 /* Writes VALUE, an expression of the column j, to dst[j] for this item's columns of a row of n

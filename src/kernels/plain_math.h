@@ -53,9 +53,10 @@ static inline __attribute__((always_inline)) float ct_plain_expf(float x)
  * exactly 1 (erf rounds to 1 in float32 there); odd. P and Q are least-squares fits in float64 on
  * Chebyshev nodes (degree 5 and 7): at most 2.44 ulps from the exact value on 2^22 points of
  * [-4, 4] (glibc's erff: 0.92), within 3 as tests/kernels/test_plain_math.c checks. */
-static inline __attribute__((always_inline)) float ct_plain_erff(float z)
+/* erf(z) given a = |z|, u = a * a and gauss = exp(-u), for callers that need exp(-z^2) too. */
+static inline __attribute__((always_inline)) float ct_plain_erff_given(float z, float a, float u,
+                                                                      float gauss)
 {
-    float a = z < 0.0f ? -z : z, u = a * a;
     float p = -6.008739575490113e-4f;
     p = p * u + 4.997014063980605e-3f;
     p = p * u - 2.6769499851205202e-2f;
@@ -72,11 +73,28 @@ static inline __attribute__((always_inline)) float ct_plain_erff(float z)
     q = q * t + 2.589294330719131e-1f;
     q = q * t + 2.8503416546152494e-1f;
     q = q * t - 1.6244775181904278e-4f;
-    float away = 1.0f - ct_plain_expf(-u) * q;
+    float away = 1.0f - gauss * q;
     float r = a < 0.921875f ? near_zero : away;
     r = a >= 3.93f ? 1.0f : r;
     r = z < 0.0f ? -r : r;
     return z != z ? z : r;
+}
+
+static inline __attribute__((always_inline)) float ct_plain_erff(float z)
+{
+    float a = z < 0.0f ? -z : z, u = a * a;
+    return ct_plain_erff_given(z, a, u, ct_plain_expf(-u));
+}
+
+/* The exact GELU's slope, Phi(y) + y phi(y) = (1 + erf(z)) / 2 + y exp(-z^2) / sqrt(2 pi) with
+ * z = y / sqrt(2): erf's tail and phi share the one exponential (a GELU backward computed two,
+ * and was a twentieth of a small transformer block's training step). */
+static inline __attribute__((always_inline)) float ct_plain_gelu_slopef(float y)
+{
+    float z = y * 0.70710678118654752440f;
+    float a = z < 0.0f ? -z : z, u = a * a;
+    float gauss = ct_plain_expf(-u);
+    return 0.5f * (1.0f + ct_plain_erff_given(z, a, u, gauss)) + y * 0.39894228040143267794f * gauss;
 }
 
 #endif
