@@ -243,6 +243,27 @@ void ctorch_standin_barrier(void);
         CT_SIMD for (long v_ = 0; v_ < w_; v_++) acc[v_] = COMBINE(acc[v_], acc[v_ + w_]);       \
     }
 
+/* Item t's share of a row of N elements: slots of CT_ITEM_LANES adjacent elements, t, t + group,
+ * ..., each lane of a slot (at + v) adding into its own accumulator, folded after in a fixed tree
+ * (CT_FOLD_LANES). The sums are then the same whatever vector width the compiler gives the lane
+ * loop: a baseline x86-64 build and a -march=native one compute the same bits (an omp simd
+ * reduction would not). Each whole slot first runs AHEAD (may be empty; layer_norm.ct's prefetch
+ * of a row further on). */
+#define CT_SLOTS_AHEAD(N, t, group, AHEAD, LANE)                                                 \
+    {                                                                                            \
+        long whole_ = (N) / CT_ITEM_LANES, rest_ = (N) - whole_ * CT_ITEM_LANES, s_ = (t);       \
+        for (; s_ < whole_; s_ += (group)) {                                                     \
+            long at = s_ * CT_ITEM_LANES;                                                        \
+            AHEAD                                                                                \
+            CT_SIMD for (long v = 0; v < CT_ITEM_LANES; v++) { LANE }                            \
+        }                                                                                        \
+        if (s_ == whole_ && rest_ > 0) {                                                         \
+            long at = s_ * CT_ITEM_LANES;                                                        \
+            for (long v = 0; v < rest_; v++) { LANE }                                            \
+        }                                                                                        \
+    }
+#define CT_SLOTS(N, t, group, LANE) CT_SLOTS_AHEAD(N, t, group, , LANE)
+
 /* Device compilers get kernel_params.h's text prepended (see embed_kernels.cmake); C includes it. */
 #ifndef CT_KERNEL_PARAMS_H
 #include "kernels/kernel_params.h"
