@@ -11,6 +11,14 @@
 #include "support/gradcheck.h"
 #include "test_common.h"
 
+/* ct_attention_packed as a public call: its result joins the caller's scope (the library's own
+ * callers release it themselves). */
+static ct_tensor *packed_attention(const ct_tensor *qkv, int64_t heads)
+{
+    ct_api_enter();
+    return ct_api_return(ct_attention_packed(qkv, heads));
+}
+
 static ct_tensor *composed(const ct_tensor *qkv, int64_t heads)
 {
     int64_t b = qkv->shape[0], t = qkv->shape[1], c = qkv->shape[2] / 3;
@@ -58,7 +66,7 @@ static void matches_the_composed_path(ct_dtype dtype, int64_t b, int64_t t, int6
     assert_int_equal(ct_requires_grad_(qkv, true), CT_OK);
     assert_true(ct_attention_packed_takes(qkv, heads));
 
-    ct_tensor *packed = ct_attention_packed(qkv, heads);
+    ct_tensor *packed = packed_attention(qkv, heads);
     assert_non_null(packed);
     assert_int_equal(ct_backward(ct_sum(ct_mul(packed, w), NULL, 0, false)), CT_OK);
     ct_tensor *packed_grad = ct_retain(ct_grad(qkv));
@@ -87,7 +95,7 @@ static void outputs_and_gradients_match_the_composed_path(void **state)
 
 static ct_tensor *f_packed(ct_tensor *const *x, void *context)
 {
-    return ct_attention_packed(x[0], *(const int64_t *)context);
+    return packed_attention(x[0], *(const int64_t *)context);
 }
 
 static void gradients_match_central_differences(void **state)
@@ -111,7 +119,7 @@ static void what_it_does_not_take_is_left_to_the_composed_path(void **state)
     assert_false(ct_attention_packed_takes(ct_transpose(qkv, 0, 1), 2)); /* not contiguous */
     assert_false(ct_attention_packed_takes(ct_to_dtype(qkv, CT_BF16), 2)); /* no fused bfloat16 */
     assert_false(ct_attention_packed_takes(ct_reshape(qkv, (int64_t[]){8, 12}, 2), 2));
-    assert_null(ct_attention_packed(qkv, 5));
+    assert_null(packed_attention(qkv, 5));
     assert_int_equal(ct_last_error(), CT_ERR_INTERNAL);
     ct_scope_pop();
 }
