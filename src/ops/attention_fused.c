@@ -28,6 +28,19 @@ typedef struct attention_shape {
     double scale;
 } attention_shape;
 
+void ct_attention_args_set_operands(ct_attention_args *a, ct_tensor *const *tensors)
+{
+    void **handles[10] = {&a->q,    &a->k,     &a->v,  &a->out, &a->lse,
+                          &a->dout, &a->delta, &a->dq, &a->dk,  &a->dv_grad};
+    long *offsets[10] = {&a->q_offset, &a->k_offset, &a->v_offset, &a->out_offset, &a->lse_offset,
+                         &a->dout_offset, &a->delta_offset, &a->dq_offset, &a->dk_offset, &a->dv_grad_offset};
+    for (int i = 0; i < 10; i++)
+        if (tensors[i]) {
+            *handles[i] = ct_tensor_handle(tensors[i]);
+            *offsets[i] = (long)tensors[i]->offset;
+        }
+}
+
 /* The backend's attention arguments for contiguous [bh, T, D] operands (NULL where a pass has
  * none). */
 static ct_attention_args backend_args(ct_attention_pass pass, const attention_shape *s,
@@ -42,14 +55,7 @@ static ct_attention_args backend_args(ct_attention_pass pass, const attention_sh
                            .scale = s->scale, .q_at = queries, .k_at = keys, .v_at = values,
                            .out_at = outputs, .dout_at = outputs, .dq_at = queries, .dk_at = keys,
                            .dv_at = values};
-    void **handles[10] = {&a.q, &a.k, &a.v, &a.out, &a.lse, &a.dout, &a.delta, &a.dq, &a.dk, &a.dv_grad};
-    long *offsets[10] = {&a.q_offset, &a.k_offset, &a.v_offset, &a.out_offset, &a.lse_offset,
-                         &a.dout_offset, &a.delta_offset, &a.dq_offset, &a.dk_offset, &a.dv_grad_offset};
-    for (int i = 0; i < 10; i++)
-        if (tensors[i]) {
-            *handles[i] = ct_tensor_handle(tensors[i]);
-            *offsets[i] = (long)tensors[i]->offset;
-        }
+    ct_attention_args_set_operands(&a, tensors);
     return a;
 }
 

@@ -27,6 +27,10 @@ ct_tensor *ct_attention_fused(const char *function, const ct_tensor *q, const ct
 bool ct_attention_in_backend(const ct_tensor *q, const ct_tensor *k, const ct_tensor *v,
                              bool is_causal, double scale);
 
+/* Sets the handles and offsets of a's operands from tensors, in the order q, k, v, out, lse,
+ * dout, delta, dq, dk, dv (NULL: left as they are). */
+void ct_attention_args_set_operands(ct_attention_args *a, ct_tensor *const *tensors);
+
 /* Causal self-attention of H heads straight from qkv [B, T, 3C] (q, k and v side by side, as
  * one Linear writes them) to [B, T, C] with the heads joined, scale 1 / sqrt(C / H), no dropout;
  * one node, whose gradient is d(qkv) (attention_packed.c). Only where the device runs the fused

@@ -25,20 +25,23 @@ static packed_shape shape_of(const ct_tensor *qkv, int64_t heads)
     return s;
 }
 
-/* The arguments of one pass: q, k and v in qkv, out (and dout) as [B, T, C]; dq, dk and dv (the
- * backward's) where q, k and v are in d(qkv). */
-static ct_attention_args args_of(ct_attention_pass pass, const packed_shape *s, const ct_tensor *qkv)
+/* The arguments of one pass, its operands in the order of ct_attention_args_set_operands: q, k
+ * and v side by side in qkv, out (and dout) as [B, T, C]; dq, dk and dv (the backward's) side by
+ * side in d(qkv). */
+static ct_attention_args args_of(ct_attention_pass pass, const packed_shape *s, ct_dtype dtype,
+                                 ct_tensor *const *tensors)
 {
     ct_attention_layout in = {.batch = s->t * 3 * s->c, .head = s->d, .row = 3 * s->c};
     ct_attention_layout joined = {.batch = s->t * s->c, .head = s->d, .row = s->c};
-    ct_attention_args a = {.pass = pass, .dtype = qkv->dtype, .bh = s->batch * s->heads, .tq = s->t,
+    ct_attention_args a = {.pass = pass, .dtype = dtype, .bh = s->batch * s->heads, .tq = s->t,
                            .tk = s->t, .d = s->d, .dv = s->d, .heads = s->heads, .causal = true,
                            .scale = 1.0 / sqrt((double)s->d), .q_at = in, .k_at = in, .v_at = in,
                            .out_at = joined, .dout_at = joined, .dq_at = in, .dk_at = in, .dv_at = in};
-    a.q = a.k = a.v = ct_tensor_handle(qkv);
-    a.q_offset = (long)qkv->offset;
-    a.k_offset = a.q_offset + s->c;
-    a.v_offset = a.k_offset + s->c;
+    ct_attention_args_set_operands(&a, tensors);
+    a.k_offset += s->c;
+    a.v_offset += 2 * s->c;
+    a.dk_offset += s->c;
+    a.dv_grad_offset += 2 * s->c;
     return a;
 }
 
@@ -48,7 +51,8 @@ bool ct_attention_packed_takes(const ct_tensor *qkv, int64_t heads)
         qkv->shape[2] == 0 || qkv->shape[0] == 0 || qkv->shape[1] == 0 || !ct_is_contiguous(qkv))
         return false;
     packed_shape s = shape_of(qkv, heads);
-    ct_attention_args a = args_of(CT_ATTENTION_FORWARD, &s, qkv);
+    ct_tensor *in = (ct_tensor *)qkv, *operands[10] = {in, in, in};
+    ct_attention_args a = args_of(CT_ATTENTION_FORWARD, &s, qkv->dtype, operands);
     return ct_backend_attention_takes(qkv->storage->device, &a);
 }
 
@@ -69,22 +73,13 @@ static ct_status packed_backward(ct_node *node, const ct_tensor *grad, ct_tensor
     ct_release(heads);
     ct_release(per_row);
     ct_release(by_head);
-    ct_tensor *dqkv = delta ? ct_tensor_alloc("AttentionPackedBackward", qkv->storage->device, qkv->dtype,
-                                              qkv->shape, 3)
+    ct_tensor *dqkv = delta ? ct_tensor_alloc("AttentionPackedBackward", qkv->storage->device,
+                                              qkv->dtype, qkv->shape, 3)
                             : NULL;
     ct_status status = dqkv ? CT_OK : ct_last_error();
     if (status == CT_OK) {
-        ct_attention_args a = args_of(CT_ATTENTION_BACKWARD, &s, qkv);
-        a.dout = ct_tensor_handle(g);
-        a.dout_offset = (long)g->offset;
-        a.lse = ct_tensor_handle(lse);
-        a.lse_offset = (long)lse->offset;
-        a.delta = ct_tensor_handle(delta);
-        a.delta_offset = (long)delta->offset;
-        a.dq = a.dk = a.dv_grad = ct_tensor_handle(dqkv);
-        a.dq_offset = (long)dqkv->offset;
-        a.dk_offset = a.dq_offset + s.c;
-        a.dv_grad_offset = a.dk_offset + s.c;
+        ct_tensor *operands[10] = {qkv, qkv, qkv, NULL, lse, g, delta, dqkv, dqkv, dqkv};
+        ct_attention_args a = args_of(CT_ATTENTION_BACKWARD, &s, qkv->dtype, operands);
         status = ct_backend_attention(qkv->storage->device, &a);
     }
     ct_release(g);
@@ -109,11 +104,8 @@ ct_tensor *ct_attention_packed(const ct_tensor *qkv, int64_t heads)
     ct_tensor *lse = out ? ct_tensor_alloc("ct_attention_packed", device, qkv->dtype, rows, 2) : NULL;
     ct_status status = lse ? CT_OK : ct_last_error();
     if (status == CT_OK) {
-        ct_attention_args a = args_of(CT_ATTENTION_FORWARD, &s, qkv);
-        a.out = ct_tensor_handle(out);
-        a.out_offset = (long)out->offset;
-        a.lse = ct_tensor_handle(lse);
-        a.lse_offset = (long)lse->offset;
+        ct_tensor *in = (ct_tensor *)qkv, *operands[10] = {in, in, in, out, lse};
+        ct_attention_args a = args_of(CT_ATTENTION_FORWARD, &s, qkv->dtype, operands);
         status = ct_backend_attention(device, &a);
     }
     if (status != CT_OK) {
